@@ -1,0 +1,81 @@
+//! `coal build`
+
+use anyhow::Context;
+
+use crate::config::BuildArgs;
+use crate::progress::Bars;
+
+/// How many problems are listed on stderr; the rest are counted (all are in --json).
+const PROBLEMS_SHOWN: usize = 20;
+
+pub fn run(args: BuildArgs) -> anyhow::Result<()> {
+    let (opts, json) = args.into_options()?;
+    let bars = Bars::new();
+    let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let result = rt.block_on(kg_build::build(&opts, &bars));
+    bars.finish();
+    let summary = result.with_context(|| {
+        format!(
+            "build into {} failed; the previous build (if any) is unchanged",
+            opts.store.display()
+        )
+    })?;
+    for p in summary.problems.iter().take(PROBLEMS_SHOWN) {
+        eprintln!("{p}");
+    }
+    if summary.problems.len() > PROBLEMS_SHOWN {
+        eprintln!(
+            "… and {} more problem(s) (all of them with --json)",
+            summary.problems.len() - PROBLEMS_SHOWN
+        );
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print_summary(&summary, &opts.store);
+    }
+    Ok(())
+}
+
+fn print_summary(s: &kg_build::BuildSummary, store: &std::path::Path) {
+    println!("build {} committed to {}", s.build_id, store.display());
+    println!(
+        "  {} files read ({} skipped): {} laws, {} versions, {} articles, {} paragraphs, {} items, {} divisions",
+        s.files_read,
+        s.files_skipped,
+        s.laws,
+        s.versions,
+        s.articles,
+        s.paragraphs,
+        s.items,
+        s.divisions
+    );
+    println!(
+        "  graph: {} nodes, {} edges, {} triples; store {:.1} MB",
+        s.nodes,
+        s.edges,
+        s.triples,
+        s.store_bytes as f64 / 1e6
+    );
+    let join = |m: &std::collections::BTreeMap<String, usize>| {
+        m.iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!("  nodes by type: {}", join(&s.nodes_by_type));
+    println!("  edges by type: {}", join(&s.edges_by_type));
+    if !s.warnings_by_kind.is_empty() {
+        println!("  warnings: {}", join(&s.warnings_by_kind));
+    }
+    if !s.errors_by_kind.is_empty() {
+        println!("  files skipped for errors: {}", join(&s.errors_by_kind));
+    }
+    let secs = s
+        .seconds
+        .iter()
+        .map(|(k, v)| format!("{k} {v:.2}s"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    println!("  time: {secs}");
+}

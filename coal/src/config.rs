@@ -1,0 +1,155 @@
+//! Command-line flags, and the validated configuration built from them once.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+
+/// Where statutes come from when `--corpus` is not given: `$COAL_CORPUS`, else the shared
+/// snapshot beside the checkout.
+pub const DEFAULT_CORPUS: &str = "../shared/corpus/lawrefbook";
+
+#[derive(Args, Debug)]
+pub struct StoreArgs {
+    /// The store directory.
+    #[arg(long, env = "COAL_STORE", default_value = "store")]
+    pub store: PathBuf,
+    /// Metadata database URL (sqlite://…, postgres://…, mysql://…); default: the store's own SQLite file.
+    #[arg(long, env = "COAL_DB_URL")]
+    pub db_url: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct BuildArgs {
+    /// Corpus folder (LawRefBook layout or any folder of .md/.txt statutes).
+    #[arg(long, env = "COAL_CORPUS")]
+    pub corpus: Option<PathBuf>,
+    /// A profile: a file listing statute paths relative to the corpus folder, one per line.
+    #[arg(long)]
+    pub profile: Option<PathBuf>,
+    /// Single statute files to build (instead of, or in addition to, the corpus folder).
+    #[arg(long = "file", value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Folder names skipped when walking the corpus.
+    #[arg(long = "exclude", value_name = "NAME", default_values_t = vec!["案例".to_owned()])]
+    pub exclude: Vec<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Fail on any warning, before anything is written.
+    #[arg(long)]
+    pub strict: bool,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl BuildArgs {
+    /// Validates the flags into build options: every path checked, one clear sentence on failure.
+    pub fn into_options(self) -> anyhow::Result<(kg_build::BuildOptions, bool)> {
+        let corpus_root = match (&self.corpus, self.files.is_empty()) {
+            (Some(c), _) => Some(c.clone()),
+            (None, false) => None,
+            (None, true) => {
+                let default = PathBuf::from(DEFAULT_CORPUS);
+                if !default.is_dir() {
+                    bail!(
+                        "no corpus given: pass --corpus DIR (a folder of statute .md/.txt files) or set COAL_CORPUS; \
+                         the default {DEFAULT_CORPUS} does not exist here"
+                    );
+                }
+                Some(default)
+            }
+        };
+        if let Some(root) = &corpus_root
+            && !root.is_dir()
+        {
+            bail!("corpus folder {} does not exist", root.display());
+        }
+        if let Some(p) = &self.profile
+            && !p.is_file()
+        {
+            bail!("profile {} does not exist", p.display());
+        }
+        for f in &self.files {
+            if !f.is_file() {
+                bail!("statute file {} does not exist", f.display());
+            }
+        }
+        if self.store.store.exists() && !self.store.store.is_dir() {
+            bail!(
+                "store path {} exists and is not a directory",
+                self.store.store.display()
+            );
+        }
+        let corpus = coal_corpus::CorpusSpec {
+            root: corpus_root,
+            profile: self.profile,
+            files: self.files,
+            exclude_dirs: self.exclude,
+        };
+        Ok((
+            kg_build::BuildOptions {
+                corpus,
+                store: self.store.store,
+                db_url: self.store.db_url,
+                strict: self.strict,
+            },
+            self.json,
+        ))
+    }
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+pub enum OutputFormat {
+    Table,
+    Json,
+    Csv,
+    Tsv,
+    Xml,
+}
+
+#[derive(Args, Debug)]
+pub struct SparqlArgs {
+    /// The query text (or use --file).
+    pub query: Option<String>,
+    /// Read the query from a file.
+    #[arg(long, short = 'f', conflicts_with = "query")]
+    pub file: Option<PathBuf>,
+    /// Output format: a table for people, or a standard SPARQL results format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: OutputFormat,
+    /// Allow SPARQL UPDATE (changes the current build in place).
+    #[arg(long)]
+    pub allow_update: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+impl SparqlArgs {
+    pub fn query_text(&self) -> anyhow::Result<String> {
+        match (&self.query, &self.file) {
+            (Some(q), _) => Ok(q.clone()),
+            (None, Some(f)) => std::fs::read_to_string(f)
+                .with_context(|| format!("cannot read query file {}", f.display())),
+            (None, None) => bail!("give a query as an argument or with --file FILE"),
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+pub enum ExportFormat {
+    Turtle,
+    Nquads,
+    Trig,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    #[arg(long, value_enum, default_value = "nquads")]
+    pub format: ExportFormat,
+    /// Write to this file instead of stdout.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}

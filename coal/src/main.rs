@@ -1,0 +1,50 @@
+//! `coal`: the command-line front end. Parses flags into validated configs once, calls
+//! the library crates, and owns all output, progress bars and exit codes.
+
+mod build_cmd;
+mod config;
+mod progress;
+mod sparql_cmd;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "coal",
+    version,
+    about = "Legal knowledge graphs from statutes: build, inspect with SPARQL, query"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Parse statutes and write a new build of the graph store (atomically replacing the current one).
+    Build(config::BuildArgs),
+    /// Run a SPARQL 1.1 query (SELECT, ASK, CONSTRUCT, DESCRIBE) against the current build.
+    Sparql(config::SparqlArgs),
+    /// Export the whole graph as Turtle, N-Quads or TriG.
+    Export(config::ExportArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("COAL_LOG"))
+        .with_writer(std::io::stderr)
+        .init();
+    let result = match cli.command {
+        Command::Build(args) => build_cmd::run(args),
+        Command::Sparql(args) => sparql_cmd::run(args),
+        Command::Export(args) => sparql_cmd::export(args),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! The `coal` binary end to end on small fixture statutes: real RocksDB store, real SQLite.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn coal(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_coal"))
+        .args(args)
+        .env_remove("COAL_STORE")
+        .env_remove("COAL_CORPUS")
+        .output()
+        .unwrap()
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/tests/fixtures")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn build(store: &Path, corpus: &Path) -> serde_json::Value {
+    let out = coal(&[
+        "build",
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn build_then_query_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let summary = build(&store, &fixtures().join("versions"));
+    assert_eq!(summary["laws"], 1);
+    assert_eq!(summary["versions"], 2);
+    assert_eq!(summary["articles"], 5);
+    assert_eq!(summary["nodes_by_type"]["Article"], 5);
+    let s = store.to_str().unwrap();
+    let q = r#"SELECT ?label ?date WHERE { ?a a coal:Article ; coal:label ?label ; coal:inLaw ?v . ?v coal:versionDate ?date } ORDER BY ?date ?label"#;
+
+    let table = coal(&["sparql", "--store", s, q]);
+    assert!(table.status.success(), "{}", stderr(&table));
+    let text = stdout(&table);
+    assert!(
+        text.contains("| ?label") && text.contains("第三条") && text.contains("5 row(s)"),
+        "{text}"
+    );
+
+    let json = coal(&["sparql", "--store", s, "--format", "json", q]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["results"]["bindings"].as_array().unwrap().len(), 5);
+    assert_eq!(v["results"]["bindings"][0]["date"]["value"], "2018-10-26");
+
+    let csv = coal(&["sparql", "--store", s, "--format", "csv", q]);
+    assert!(stdout(&csv).starts_with("label,date"), "{}", stdout(&csv));
+    let tsv = coal(&["sparql", "--store", s, "--format", "tsv", q]);
+    assert!(
+        stdout(&tsv).starts_with("?label\t?date"),
+        "{}",
+        stdout(&tsv)
+    );
+
+    let ask = coal(&["sparql", "--store", s, "ASK { ?v coal:supersedes ?old }"]);
+    assert_eq!(stdout(&ask).trim(), "true");
+
+    let qfile = dir.path().join("q.rq");
+    std::fs::write(
+        &qfile,
+        "SELECT (COUNT(*) AS ?n) WHERE { ?a a coal:Paragraph }",
+    )
+    .unwrap();
+    let from_file = coal(&[
+        "sparql",
+        "--store",
+        s,
+        "--format",
+        "csv",
+        "--file",
+        qfile.to_str().unwrap(),
+    ]);
+    assert!(stdout(&from_file).contains("\n5"), "{}", stdout(&from_file));
+
+    let construct = coal(&[
+        "sparql",
+        "--store",
+        s,
+        "--format",
+        "json",
+        "CONSTRUCT { ?a coal:label ?l } WHERE { ?a a coal:Article ; coal:label ?l }",
+    ]);
+    assert!(construct.status.success(), "{}", stderr(&construct));
+    assert!(stdout(&construct).contains("第三条"));
+}
+
+#[test]
+fn update_is_refused_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    build(&store, &fixtures().join("versions"));
+    let s = store.to_str().unwrap();
+    let update = "INSERT DATA { GRAPH <http://ex/g> { <http://ex/a> coal:cites <http://ex/b> } }";
+    let refused = coal(&["sparql", "--store", s, update]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("--allow-update"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(
+        stdout(&coal(&[
+            "sparql",
+            "--store",
+            s,
+            "ASK { <http://ex/a> ?p ?o }"
+        ]))
+        .trim(),
+        "false"
+    );
+    let allowed = coal(&["sparql", "--store", s, "--allow-update", update]);
+    assert!(allowed.status.success(), "{}", stderr(&allowed));
+    assert_eq!(
+        stdout(&coal(&[
+            "sparql",
+            "--store",
+            s,
+            "ASK { <http://ex/a> ?p ?o }"
+        ]))
+        .trim(),
+        "true"
+    );
+}
+
+#[test]
+fn export_writes_parseable_rdf() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    build(&store, &fixtures().join("versions"));
+    let s = store.to_str().unwrap();
+    for (format, needle) in [
+        (
+            "nquads",
+            "> <https://w3id.org/coal/eli/cn/示范保障法/2022-10-30> .",
+        ),
+        ("turtle", "coal:LawVersion"),
+        ("trig", "GRAPH"),
+    ] {
+        let out = coal(&["export", "--store", s, "--format", format]);
+        assert!(out.status.success(), "{format}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(
+            text.contains(needle) || (format == "trig" && text.contains("{")),
+            "{format}: no `{needle}`"
+        );
+        assert!(text.contains("为了保障妇女的合法权益"), "{format}");
+    }
+}
+
+#[test]
+fn a_failed_build_leaves_the_previous_build_queryable() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let first = build(&store, &fixtures().join("versions"));
+    let s = store.to_str().unwrap();
+    // A profile that names a missing file fails before anything is written.
+    let profile = dir.path().join("p.txt");
+    std::fs::write(&profile, "不存在(2020-01-01).md\n").unwrap();
+    let failed = coal(&[
+        "build",
+        "--corpus",
+        fixtures().to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+        "--store",
+        s,
+    ]);
+    assert!(!failed.status.success());
+    assert!(stderr(&failed).contains("p.txt:1"), "{}", stderr(&failed));
+    // --strict with a warning in the input fails too.
+    let strict = coal(&[
+        "build",
+        "--corpus",
+        fixtures().to_str().unwrap(),
+        "--store",
+        s,
+        "--strict",
+    ]);
+    assert!(!strict.status.success());
+    assert!(stderr(&strict).contains("--strict"), "{}", stderr(&strict));
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(store.join("CURRENT")).unwrap()).unwrap();
+    assert_eq!(manifest["build"], first["build_id"]);
+    let count = coal(&[
+        "sparql",
+        "--store",
+        s,
+        "--format",
+        "csv",
+        "SELECT (COUNT(?a) AS ?n) WHERE { ?a a coal:Article }",
+    ]);
+    assert!(stdout(&count).contains("\n5"), "{}", stdout(&count));
+    // Only the committed build's folder is left.
+    assert_eq!(std::fs::read_dir(store.join("builds")).unwrap().count(), 1);
+}
+
+#[test]
+fn a_second_build_replaces_the_first_for_readers() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let first = build(&store, &fixtures().join("versions"));
+    let second = build(&store, &fixtures().join("code"));
+    assert_ne!(first["build_id"], second["build_id"]);
+    let out = coal(&[
+        "sparql",
+        "--store",
+        store.to_str().unwrap(),
+        "--format",
+        "csv",
+        "SELECT ?n WHERE { ?w a coal:LawWork ; coal:shortName ?n }",
+    ]);
+    assert_eq!(stdout(&out).replace("\r\n", "\n").trim(), "n\n示范法典");
+}
+
+#[test]
+fn bad_paths_get_one_clear_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = coal(&[
+        "build",
+        "--corpus",
+        "/nonexistent/corpus",
+        "--store",
+        dir.path().join("s").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out).trim(),
+        "error: corpus folder /nonexistent/corpus does not exist"
+    );
+
+    let out = coal(&[
+        "sparql",
+        "--store",
+        dir.path().join("missing").to_str().unwrap(),
+        "ASK {}",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("run `coal build --store"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("panicked"));
+
+    let file = dir.path().join("f");
+    std::fs::write(&file, "x").unwrap();
+    let out = coal(&[
+        "build",
+        "--corpus",
+        fixtures().join("versions").to_str().unwrap(),
+        "--store",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("is not a directory"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn bad_files_are_reported_and_the_rest_builds() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::copy(
+        fixtures().join("versions/示范保障法(2022-10-30).md"),
+        corpus.join("示范保障法(2022-10-30).md"),
+    )
+    .unwrap();
+    std::fs::write(corpus.join("empty.md"), "").unwrap();
+    std::fs::write(
+        corpus.join("gbk.md"),
+        [0xb5u8, 0xda, 0xd2, 0xbb, 0xcc, 0xf5],
+    )
+    .unwrap();
+    let out = coal(&[
+        "build",
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--store",
+        dir.path().join("s").to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("empty.md: error (file skipped) [empty_file]"),
+        "{err}"
+    );
+    assert!(
+        err.contains("gbk.md:1: error (file skipped) [invalid_utf8]"),
+        "{err}"
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["articles"], 3);
+    assert_eq!(summary["errors_by_kind"]["empty_file"], 1);
+}
+
+#[test]
+fn help_documents_every_subcommand() {
+    let out = coal(&["--help"]);
+    let text = stdout(&out);
+    for cmd in ["build", "sparql", "export"] {
+        assert!(text.contains(cmd), "{text}");
+    }
+    let out = coal(&["build", "--help"]);
+    assert!(stdout(&out).contains("--profile") && stdout(&out).contains("--strict"));
+}

@@ -1,0 +1,309 @@
+//! The offline build: statute files → parsed corpus → RDF graph + metadata in a new build
+//! of the store, committed atomically.
+//!
+//! Architecture invariant: kg-build never prints and never reads the store's current
+//! build while writing; it reports progress through [`BuildObserver`] and hands the
+//! store a complete build or nothing.
+
+mod rdf;
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use coal_corpus::{Corpus, CorpusSpec, Problem, Severity};
+use kg_store::BuildWriter;
+use kg_store::meta;
+use sea_orm::ActiveValue::{NotSet, Set};
+use serde::Serialize;
+
+pub use rdf::{GraphCounts, division_iris, law_iris, text_hash};
+
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error(transparent)]
+    Corpus(#[from] coal_corpus::CorpusError),
+    #[error(transparent)]
+    Store(#[from] kg_store::StoreError),
+    #[error("--strict: {count} problem(s) in the input, the first: {first}")]
+    Strict { count: usize, first: Box<Problem> },
+    #[error("no statute could be read: {0} file(s), all skipped")]
+    NothingToBuild(usize),
+}
+
+/// How the CLI (or a test) follows a build. Library code never prints.
+pub trait BuildObserver: Sync {
+    /// A stage starts; `total` units of work when known.
+    fn stage(&self, _name: &str, _total: Option<u64>) {}
+    /// `done` units of the current stage are complete.
+    fn progress(&self, _done: u64) {}
+}
+
+/// Observes nothing.
+pub struct Quiet;
+impl BuildObserver for Quiet {}
+
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    pub corpus: CorpusSpec,
+    pub store: std::path::PathBuf,
+    pub db_url: Option<String>,
+    /// Any warning fails the build before anything is written.
+    pub strict: bool,
+}
+
+/// What a build did, printed by `coal build` and stored with the build.
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildSummary {
+    pub build_id: String,
+    pub files_read: usize,
+    pub files_skipped: usize,
+    pub laws: usize,
+    pub versions: usize,
+    pub articles: usize,
+    pub paragraphs: usize,
+    pub items: usize,
+    pub divisions: usize,
+    pub nodes: usize,
+    pub edges: usize,
+    pub triples: usize,
+    pub nodes_by_type: BTreeMap<String, usize>,
+    pub edges_by_type: BTreeMap<String, usize>,
+    pub warnings_by_kind: BTreeMap<String, usize>,
+    pub errors_by_kind: BTreeMap<String, usize>,
+    pub store_bytes: u64,
+    pub seconds: BTreeMap<String, f64>,
+    /// Every problem, with file and line.
+    pub problems: Vec<Problem>,
+}
+
+/// Parses the corpus (stage `parse`).
+pub fn parse(spec: &CorpusSpec, observer: &dyn BuildObserver) -> Result<Corpus, BuildError> {
+    observer.stage("parse", None);
+    let corpus = coal_corpus::load_corpus(spec, &|done, total| {
+        if done == 1 {
+            observer.stage("parse", Some(total as u64));
+        }
+        observer.progress(done as u64)
+    })?;
+    Ok(corpus)
+}
+
+/// Runs a full build and commits it. On any error the new build is removed and the
+/// committed one is untouched.
+pub async fn build(
+    opts: &BuildOptions,
+    observer: &dyn BuildObserver,
+) -> Result<BuildSummary, BuildError> {
+    let mut seconds = BTreeMap::new();
+    let t = Instant::now();
+    let corpus = parse(&opts.corpus, observer)?;
+    seconds.insert("parse".to_owned(), t.elapsed().as_secs_f64());
+    if opts.strict
+        && let Some(first) = corpus.problems.first()
+    {
+        return Err(BuildError::Strict {
+            count: corpus.problems.len(),
+            first: Box::new(first.clone()),
+        });
+    }
+    if corpus.laws.is_empty() {
+        return Err(BuildError::NothingToBuild(corpus.files_read));
+    }
+    let describe = opts
+        .corpus
+        .profile
+        .as_ref()
+        .or(opts.corpus.root.as_ref())
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| format!("{} file(s)", opts.corpus.files.len()));
+    let writer = BuildWriter::begin(&opts.store, opts.db_url.as_deref(), &describe).await?;
+    match write(&writer, &corpus, observer, &mut seconds).await {
+        Ok(counts) => {
+            let mut summary = summarize(&corpus, writer.id(), counts, seconds);
+            summary.store_bytes = writer.disk_usage();
+            let t = Instant::now();
+            observer.stage("commit", None);
+            let json = serde_json::to_value(&summary).expect("summary serializes");
+            writer.commit(&json).await?;
+            summary
+                .seconds
+                .insert("commit".to_owned(), t.elapsed().as_secs_f64());
+            Ok(summary)
+        }
+        Err(e) => {
+            // Best effort: the error that stopped the build matters more than cleanup's.
+            let _ = writer.abort().await;
+            Err(e)
+        }
+    }
+}
+
+async fn write(
+    writer: &BuildWriter,
+    corpus: &Corpus,
+    observer: &dyn BuildObserver,
+    seconds: &mut BTreeMap<String, f64>,
+) -> Result<GraphCounts, BuildError> {
+    let t = Instant::now();
+    let versions = corpus.versions().count() as u64;
+    observer.stage("graph", Some(versions));
+    let mut counts = GraphCounts::default();
+    let mut done = 0u64;
+    let mut pending = Vec::new();
+    let mut law_rows = Vec::new();
+    let mut version_rows = Vec::new();
+    let mut article_rows = Vec::new();
+    for law in &corpus.laws {
+        let iris = law_iris(law);
+        let work = rdf::work_quads(law, &iris);
+        counts.add(&work.counts);
+        pending.extend(work.quads);
+        law_rows.push(meta::law::ActiveModel {
+            id: NotSet,
+            build_id: Set(writer.id().to_owned()),
+            iri: Set(iris.work.clone()),
+            short_name: Set(law.short_name.clone()),
+            title: Set(law.latest().title.clone()),
+            version_count: Set(law.versions.len() as i32),
+        });
+        for (i, v) in law.versions.iter().enumerate() {
+            let g = rdf::version_quads(law, &iris, i);
+            counts.add(&g.counts);
+            pending.extend(g.quads);
+            let viri = &iris.versions[i];
+            version_rows.push(meta::law_version::ActiveModel {
+                id: NotSet,
+                build_id: Set(writer.id().to_owned()),
+                iri: Set(viri.clone()),
+                law_iri: Set(iris.work.clone()),
+                title: Set(v.title.clone()),
+                version_date: Set(v.version_date.map(|d| d.to_string())),
+                valid_until: Set(law
+                    .versions
+                    .get(i + 1)
+                    .and_then(|n| n.version_date)
+                    .map(|d| d.to_string())),
+                content_hash: Set(v.content_hash()),
+                files: Set(v
+                    .files
+                    .iter()
+                    .map(|f| f.path.as_str())
+                    .collect::<Vec<_>>()
+                    .join(";")),
+                article_count: Set(v.articles.len() as i32),
+            });
+            for a in &v.articles {
+                article_rows.push(meta::article::ActiveModel {
+                    id: NotSet,
+                    build_id: Set(writer.id().to_owned()),
+                    iri: Set(coal_ontology::iri::article(
+                        viri,
+                        a.number.main,
+                        a.number.suffix,
+                    )),
+                    work_iri: Set(coal_ontology::iri::article_work(
+                        &iris.work,
+                        a.number.main,
+                        a.number.suffix,
+                    )),
+                    law_iri: Set(iris.work.clone()),
+                    version_iri: Set(viri.clone()),
+                    label: Set(a.label.clone()),
+                    number: Set(a.number.main as i32),
+                    suffix: Set(a.number.suffix as i32),
+                    hierarchy_path: Set(v.hierarchy_label(a.division)),
+                    text_hash: Set(text_hash(&a.text())),
+                    source_file: Set(v.files[a.source.file].path.clone()),
+                    source_line: Set(a.source.line as i32),
+                });
+            }
+            done += 1;
+            // Load in batches so memory stays bounded on the whole corpus.
+            if pending.len() > 500_000 {
+                writer.graph().bulk_load(std::mem::take(&mut pending))?;
+            }
+            observer.progress(done);
+        }
+    }
+    let build_iri = coal_ontology::iri::build(writer.id());
+    let mut b = rdf::QuadSink::new(coal_ontology::iri::BUILDS_GRAPH);
+    b.node(&build_iri, coal_ontology::vocab::BUILD);
+    b.string(&build_iri, coal_ontology::vocab::BUILD_ID, writer.id());
+    b.string(
+        &build_iri,
+        coal_ontology::vocab::CREATED_AT,
+        &kg_store::now_rfc3339(),
+    );
+    pending.extend(b.quads);
+    writer.graph().bulk_load(pending)?;
+    seconds.insert("graph".to_owned(), t.elapsed().as_secs_f64());
+
+    let t = Instant::now();
+    observer.stage("metadata", Some(3));
+    meta::insert_all(writer.db(), law_rows).await?;
+    observer.progress(1);
+    meta::insert_all(writer.db(), version_rows).await?;
+    observer.progress(2);
+    meta::insert_all(writer.db(), article_rows).await?;
+    observer.progress(3);
+    seconds.insert("metadata".to_owned(), t.elapsed().as_secs_f64());
+    Ok(counts)
+}
+
+fn summarize(
+    corpus: &Corpus,
+    build_id: &str,
+    counts: GraphCounts,
+    seconds: BTreeMap<String, f64>,
+) -> BuildSummary {
+    let mut warnings_by_kind = BTreeMap::new();
+    let mut errors_by_kind = BTreeMap::new();
+    for p in &corpus.problems {
+        let map = if p.severity == Severity::Warning {
+            &mut warnings_by_kind
+        } else {
+            &mut errors_by_kind
+        };
+        *map.entry(p.kind.name().to_owned()).or_insert(0) += 1;
+    }
+    let versions: Vec<_> = corpus.versions().collect();
+    BuildSummary {
+        build_id: build_id.to_owned(),
+        files_read: corpus.files_read,
+        files_skipped: corpus
+            .problems
+            .iter()
+            .filter(|p| p.severity == Severity::Error)
+            .count()
+            + warnings_by_kind.get("duplicate_file").copied().unwrap_or(0)
+            + warnings_by_kind
+                .get("conflicting_version")
+                .copied()
+                .unwrap_or(0),
+        laws: corpus.laws.len(),
+        versions: versions.len(),
+        articles: corpus.article_count(),
+        paragraphs: versions
+            .iter()
+            .flat_map(|v| &v.articles)
+            .map(|a| a.paragraphs.len())
+            .sum(),
+        items: versions
+            .iter()
+            .flat_map(|v| &v.articles)
+            .flat_map(|a| &a.paragraphs)
+            .map(|p| p.items.len())
+            .sum(),
+        divisions: versions.iter().map(|v| v.divisions.len()).sum(),
+        nodes: counts.nodes(),
+        edges: counts.edges(),
+        triples: counts.triples,
+        nodes_by_type: counts.nodes_by_type,
+        edges_by_type: counts.edges_by_type,
+        warnings_by_kind,
+        errors_by_kind,
+        store_bytes: 0,
+        seconds,
+        problems: corpus.problems.clone(),
+    }
+}

@@ -1,0 +1,46 @@
+use std::path::PathBuf;
+
+/// Everything that can go wrong in the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store {} does not exist or holds no completed build; run `coal build --store {}` first", .0.display(), .0.display())]
+    NoBuild(PathBuf),
+    #[error("{0} is not a directory")]
+    NotADirectory(PathBuf),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the store's manifest {} is corrupt: {message}", path.display())]
+    CorruptManifest { path: PathBuf, message: String },
+    #[error("RDF store: {0}")]
+    Rdf(#[from] oxigraph::store::StorageError),
+    #[error("RDF data: {0}")]
+    RdfModel(String),
+    #[error("SPARQL syntax: {0}")]
+    SparqlSyntax(String),
+    #[error("SPARQL evaluation: {0}")]
+    SparqlEvaluation(String),
+    #[error(
+        "SPARQL UPDATE is refused on a read-only store (pass --allow-update to change the graph)"
+    )]
+    UpdateRefused,
+    #[error("metadata database: {0}")]
+    Db(#[from] sea_orm::DbErr),
+    #[error("unsupported database URL `{0}`: use sqlite://PATH, postgres://… or mysql://…")]
+    UnsupportedDbUrl(String),
+    #[error("serializing results: {0}")]
+    Serialize(String),
+}
+
+impl StoreError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> StoreError {
+        StoreError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;

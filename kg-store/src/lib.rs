@@ -1,0 +1,191 @@
+//! The store: one directory with an oxigraph RDF store per build, a metadata database
+//! (sea-orm) and an atomically replaced manifest that says which build readers see.
+//!
+//! Architecture invariant: kg-store knows the ontology's IRIs but nothing of statute
+//! parsing or retrieval; it stores and serves what a build hands it.
+
+mod error;
+mod graph;
+mod layout;
+pub mod meta;
+
+use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+
+pub use error::{Result, StoreError};
+pub use graph::{GraphBackend, LocalGraph, ResultFormat, SparqlOutput, is_update, named_graph};
+pub use layout::{Manifest, StoreDir, now_rfc3339};
+pub use oxigraph;
+
+/// A committed build, opened for reading (or, with `writable`, for SPARQL UPDATE).
+pub struct Store {
+    dir: StoreDir,
+    build: String,
+    graph: LocalGraph,
+}
+
+impl Store {
+    /// Opens the build named by the manifest. Fails with a sentence that says how to
+    /// build one when the store is missing or empty.
+    pub fn open(root: impl Into<std::path::PathBuf>, writable: bool) -> Result<Store> {
+        let dir = StoreDir::new(root, false)?;
+        let build = dir.current_build()?;
+        let rdf = dir.rdf_dir(&build);
+        let graph = if writable {
+            LocalGraph::open_writable(&rdf)?
+        } else {
+            LocalGraph::open_read_only(&rdf)?
+        };
+        Ok(Store { dir, build, graph })
+    }
+
+    pub fn build_id(&self) -> &str {
+        &self.build
+    }
+
+    pub fn dir(&self) -> &StoreDir {
+        &self.dir
+    }
+
+    pub fn graph(&self) -> &LocalGraph {
+        &self.graph
+    }
+
+    /// The metadata database (`db_url`, or the store's own SQLite file).
+    pub async fn meta(&self, db_url: Option<&str>) -> Result<DatabaseConnection> {
+        meta::connect(db_url.unwrap_or(&self.dir.default_db_url())).await
+    }
+
+    /// Laws (works) of the current build.
+    pub async fn laws(&self, db: &DatabaseConnection) -> Result<Vec<meta::law::Model>> {
+        Ok(meta::law::Entity::find()
+            .filter(meta::law::Column::BuildId.eq(self.build.clone()))
+            .all(db)
+            .await?)
+    }
+
+    /// Articles of the current build, optionally of one law (short name or IRI).
+    pub async fn articles(
+        &self,
+        db: &DatabaseConnection,
+        law_iri: Option<&str>,
+    ) -> Result<Vec<meta::article::Model>> {
+        let mut q = meta::article::Entity::find()
+            .filter(meta::article::Column::BuildId.eq(self.build.clone()));
+        if let Some(law) = law_iri {
+            q = q.filter(meta::article::Column::LawIri.eq(law));
+        }
+        Ok(q.all(db).await?)
+    }
+}
+
+/// A build being written beside the committed one. Nothing is visible to readers until
+/// [`BuildWriter::commit`] replaces the manifest.
+pub struct BuildWriter {
+    dir: StoreDir,
+    id: String,
+    graph: LocalGraph,
+    db: DatabaseConnection,
+}
+
+impl BuildWriter {
+    /// Creates the store directory if needed, a fresh build folder and its RDF store,
+    /// and records the build as running.
+    pub async fn begin(
+        root: impl Into<std::path::PathBuf>,
+        db_url: Option<&str>,
+        corpus: &str,
+    ) -> Result<BuildWriter> {
+        let dir = StoreDir::new(root, true)?;
+        let id = dir.new_build_id();
+        let rdf = dir.rdf_dir(&id);
+        std::fs::create_dir_all(&rdf).map_err(|e| StoreError::io(&rdf, e))?;
+        let graph = LocalGraph::open_writable(&rdf)?;
+        graph.load_ontology()?;
+        let db = meta::connect(db_url.unwrap_or(&dir.default_db_url())).await?;
+        meta::build::Entity::insert(meta::build::ActiveModel {
+            id: Set(id.clone()),
+            started_at: Set(now_rfc3339()),
+            finished_at: Set(None),
+            status: Set("running".into()),
+            corpus: Set(corpus.to_owned()),
+            summary: Set(String::new()),
+        })
+        .exec_without_returning(&db)
+        .await?;
+        Ok(BuildWriter { dir, id, graph, db })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn graph(&self) -> &LocalGraph {
+        &self.graph
+    }
+
+    pub fn db(&self) -> &DatabaseConnection {
+        &self.db
+    }
+
+    /// Disk use of this build's folder so far, in bytes.
+    pub fn disk_usage(&self) -> u64 {
+        dir_size(&self.dir.build_dir(&self.id))
+    }
+
+    /// Flushes and closes the RDF store, writes the summary, marks the build committed and
+    /// switches the manifest to it. Returns the new manifest.
+    pub async fn commit(self, summary: &serde_json::Value) -> Result<Manifest> {
+        self.graph.flush()?;
+        self.graph.oxigraph().optimize()?;
+        drop(self.graph);
+        let summary_text = serde_json::to_string_pretty(summary).expect("summary serializes");
+        let path = self.dir.build_dir(&self.id).join("summary.json");
+        std::fs::write(&path, &summary_text).map_err(|e| StoreError::io(&path, e))?;
+        let model = meta::build::ActiveModel {
+            id: Set(self.id.clone()),
+            finished_at: Set(Some(now_rfc3339())),
+            status: Set("committed".into()),
+            summary: Set(summary_text),
+            ..Default::default()
+        };
+        meta::build::Entity::update(model).exec(&self.db).await?;
+        let mut builds = self.dir.manifest()?.map(|m| m.builds).unwrap_or_default();
+        builds.push(self.id.clone());
+        let manifest = Manifest {
+            build: self.id.clone(),
+            committed_at: now_rfc3339(),
+            builds,
+        };
+        self.dir.commit_manifest(&manifest)?;
+        Ok(manifest)
+    }
+
+    /// Gives up: the build folder is removed and the build recorded as failed. The
+    /// committed build is untouched.
+    pub async fn abort(self) -> Result<()> {
+        drop(self.graph);
+        let model = meta::build::ActiveModel {
+            id: Set(self.id.clone()),
+            finished_at: Set(Some(now_rfc3339())),
+            status: Set("failed".into()),
+            ..Default::default()
+        };
+        meta::build::Entity::update(model).exec(&self.db).await?;
+        let path = self.dir.build_dir(&self.id);
+        std::fs::remove_dir_all(&path).map_err(|e| StoreError::io(&path, e))
+    }
+}
+
+/// Total size of the files below `path`.
+pub fn dir_size(path: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_size(&e.path()),
+            _ => e.metadata().map(|m| m.len()).unwrap_or(0),
+        })
+        .sum()
+}

@@ -1,0 +1,64 @@
+//! IRIs of the ontology's terms. Checked against `coal.ttl` by a test.
+
+macro_rules! terms {
+    ($($name:ident = $local:literal),* $(,)?) => {
+        $(pub const $name: &str = concat!("https://w3id.org/coal/ontology#", $local);)*
+        /// Every term declared in `coal.ttl`.
+        pub const ALL: &[&str] = &[$($name),*];
+    };
+}
+
+terms! {
+    LAW_WORK = "LawWork",
+    LAW_VERSION = "LawVersion",
+    PROVISION = "Provision",
+    PREAMBLE = "Preamble",
+    PART = "Part",
+    SUB_PART = "SubPart",
+    CHAPTER = "Chapter",
+    SECTION = "Section",
+    APPENDIX = "Appendix",
+    DIVISION = "Division",
+    ARTICLE = "Article",
+    PARAGRAPH = "Paragraph",
+    ITEM = "Item",
+    ARTICLE_WORK = "ArticleWork",
+    CONCEPT = "Concept",
+    DOMAIN = "Domain",
+    BUILD = "Build",
+    CONTAINS = "contains",
+    CONTAINED_IN = "containedIn",
+    HAS_VERSION = "hasVersion",
+    VERSION_OF = "versionOf",
+    REALIZES_ARTICLE = "realizesArticle",
+    IN_LAW = "inLaw",
+    SUPERSEDES = "supersedes",
+    CITES = "cites",
+    CONFLICTS_WITH = "conflictsWith",
+    DEFINES = "defines",
+    MENTIONS = "mentions",
+    IN_DOMAIN = "inDomain",
+    TITLE = "title",
+    SHORT_NAME = "shortName",
+    LABEL = "label",
+    HEADING = "heading",
+    NUMBER = "number",
+    SUFFIX = "suffix",
+    ORDER = "order",
+    TEXT = "text",
+    HIERARCHY_PATH = "hierarchyPath",
+    VERSION_DATE = "versionDate",
+    VALID_FROM = "validFrom",
+    VALID_UNTIL = "validUntil",
+    HISTORY_NOTE = "historyNote",
+    SOURCE_FILE = "sourceFile",
+    SOURCE_LINE = "sourceLine",
+    CONTENT_HASH = "contentHash",
+    BUILD_ID = "buildId",
+    CREATED_AT = "createdAt",
+}
+
+pub const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+pub const XSD_DATE: &str = "http://www.w3.org/2001/XMLSchema#date";
+pub const XSD_INTEGER: &str = "http://www.w3.org/2001/XMLSchema#integer";
+pub const XSD_DATE_TIME: &str = "http://www.w3.org/2001/XMLSchema#dateTime";

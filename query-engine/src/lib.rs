@@ -1,0 +1,79 @@
+//! The query engine. For now: exact article lookup over the graph (the simple tier of the
+//! method starts here); complexity scoring and routing build on it.
+//!
+//! Architecture invariant: the query engine reads a built store through
+//! [`kg_store::GraphBackend`] and never depends on kg-build.
+
+use kg_store::oxigraph::model::Term;
+use kg_store::{GraphBackend, SparqlOutput};
+
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    #[error(transparent)]
+    Store(#[from] kg_store::StoreError),
+    #[error("{0}")]
+    BadInput(String),
+}
+
+/// An article as found in the graph.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ArticleHit {
+    pub iri: String,
+    pub law_title: String,
+    pub version_date: Option<String>,
+    pub label: String,
+    pub text: String,
+}
+
+fn literal_escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+        .replace('\r', "\\r")
+}
+
+fn value(t: &Option<Term>) -> Option<String> {
+    match t {
+        Some(Term::Literal(l)) => Some(l.value().to_owned()),
+        Some(Term::NamedNode(n)) => Some(n.as_str().to_owned()),
+        _ => None,
+    }
+}
+
+/// Finds an article by law (full title or short name) and label (`第四十七条`), in every
+/// version of the law, latest version first.
+pub fn lookup_article(
+    graph: &dyn GraphBackend,
+    law: &str,
+    label: &str,
+) -> Result<Vec<ArticleHit>, QueryError> {
+    let law = law.trim().trim_start_matches('《').trim_end_matches('》');
+    let short = law.strip_prefix("中华人民共和国").unwrap_or(law);
+    if short.is_empty() || label.trim().is_empty() {
+        return Err(QueryError::BadInput(
+            "a law name and an article label are needed".into(),
+        ));
+    }
+    let q = format!(
+        r#"SELECT ?a ?title ?date ?text WHERE {{
+  ?v a coal:LawVersion ; coal:shortName "{short}"@zh ; coal:title ?title .
+  OPTIONAL {{ ?v coal:versionDate ?date }}
+  ?a coal:inLaw ?v ; a coal:Article ; coal:label "{label}"@zh ; coal:text ?text .
+}} ORDER BY DESC(?date)"#,
+        short = literal_escape(short),
+        label = literal_escape(label.trim())
+    );
+    let SparqlOutput::Solutions { rows, .. } = graph.query(&q)? else {
+        unreachable!("a SELECT query returns solutions")
+    };
+    Ok(rows
+        .iter()
+        .map(|r| ArticleHit {
+            iri: value(&r[0]).unwrap_or_default(),
+            law_title: value(&r[1]).unwrap_or_default(),
+            version_date: value(&r[2]),
+            label: label.trim().to_owned(),
+            text: value(&r[3]).unwrap_or_default(),
+        })
+        .collect())
+}
