@@ -20,8 +20,7 @@ static ARTICLE_RE: LazyLock<Regex> = LazyLock::new(|| {
 static ITEM_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[（(]([一二三四五六七八九十]+)[）)]").unwrap());
 static NUMBERED_HEADING_RE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^第([零〇一二三四五六七八九十百千0-9]+)(分编|编|章|节)(?:[\s\u{3000}]+(.*))?$")
-        .unwrap()
+    Regex::new(r"^第([零〇一二三四五六七八九十百千0-9]+)(分编|编|章|节)[\s\u{3000}]*(.*)$").unwrap()
 });
 static ENUMERATED_HEADING_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([一二三四五六七八九十]+)、(.+)$").unwrap());
@@ -191,6 +190,8 @@ struct Builder<'p> {
     problems: Vec<Problem>,
     /// Open divisions, outermost first.
     stack: Vec<usize>,
+    /// First line and count of paragraphs before the first article outside any 序言.
+    untitled_preamble: Option<(usize, usize)>,
 }
 
 impl Builder<'_> {
@@ -266,14 +267,7 @@ impl Builder<'_> {
                     .iter()
                     .all(|d| d.kind != DivisionKind::Preamble)
             {
-                // Not an error: some statutes open with an untitled preamble. Noted so a
-                // wrong split between header and body shows up.
-                self.problems.push(Problem::warning(
-                    self.path,
-                    Some(line),
-                    ProblemKind::TextOutsideArticle,
-                    "text before the first article, kept as preamble",
-                ));
+                self.untitled_preamble.get_or_insert((line, 0)).1 += 1;
             }
             self.version.preamble.push(Paragraph {
                 number,
@@ -446,6 +440,7 @@ pub fn parse_file(path: &str, bytes: &[u8]) -> ParseOutcome {
         },
         problems,
         stack: Vec::new(),
+        untitled_preamble: None,
     };
     if let Some(pt) = &part_title {
         // A statute split over files: each file is one 编; numbered when the files are merged.
@@ -507,6 +502,7 @@ pub fn parse_file(path: &str, bytes: &[u8]) -> ParseOutcome {
         b.add_text(line, n);
     }
 
+    let untitled_preamble = b.untitled_preamble;
     let mut version = b.version;
     let mut problems = b.problems;
     if version.articles.is_empty() {
@@ -514,7 +510,16 @@ pub fn parse_file(path: &str, bytes: &[u8]) -> ParseOutcome {
             path,
             None,
             ProblemKind::NoArticles,
-            "no article (第X条) found",
+            "no article (第X条) found; its text is kept as preamble",
+        ));
+    } else if let Some((line, count)) = untitled_preamble {
+        // Not an error: some statutes open with an untitled preamble. Noted once so a
+        // wrong split between header and body shows up.
+        problems.push(Problem::warning(
+            path,
+            Some(line),
+            ProblemKind::TextOutsideArticle,
+            format!("{count} paragraph(s) before the first article, kept as preamble"),
         ));
     }
     check_numbering(&version, &mut problems);

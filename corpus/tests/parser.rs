@@ -378,3 +378,42 @@ fn folder_and_profile_loading_with_exclusions() {
     let err = load_corpus(&CorpusSpec::folder(root.join("nope")), &|_, _| {}).unwrap_err();
     assert!(err.to_string().contains("does not exist"), "{err}");
 }
+
+#[test]
+fn headings_without_a_space_after_the_label() {
+    for (text, label, title) in [
+        ("第一章总则", "第一章", "总则"),
+        ("第五章“上海文化”品牌建设", "第五章", "“上海文化”品牌建设"),
+        ("第二节  监  护", "第二节", "监护"),
+    ] {
+        let h = classify_heading(text).unwrap();
+        assert_eq!(
+            (h.label.as_str(), h.title.as_str()),
+            (label, title),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        classify_heading("第一分编 通则").unwrap().kind,
+        DivisionKind::SubPart
+    );
+    assert_eq!(
+        classify_heading("一、一般规定").unwrap().kind,
+        DivisionKind::Chapter
+    );
+    assert_eq!(
+        classify_heading("附件：标准").unwrap().kind,
+        DivisionKind::Appendix
+    );
+    assert!(classify_heading("杂项").is_none());
+}
+
+#[test]
+fn text_before_the_first_article_is_one_warning() {
+    let (v, p) =
+        problems_of("# 某决定\n<!-- INFO END -->\n前言一。\n前言二。\n第一条 甲。\n".as_bytes());
+    assert_eq!(kinds(&p), [ProblemKind::TextOutsideArticle]);
+    assert_eq!(p[0].line, Some(3));
+    assert!(p[0].message.starts_with("2 paragraph(s)"));
+    assert_eq!(v.unwrap().preamble.len(), 2);
+}
