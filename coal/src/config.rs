@@ -153,3 +153,59 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub store: StoreArgs,
 }
+
+#[derive(Args, Debug)]
+pub struct SearchArgs {
+    /// The question.
+    pub question: String,
+    /// Retrieval mode (dense and hybrid come with the embedding index).
+    #[arg(long, value_enum, default_value = "bm25")]
+    pub mode: SearchMode,
+    /// How many articles to return.
+    #[arg(long, default_value_t = 10)]
+    pub k: usize,
+    /// Also search superseded versions of laws.
+    #[arg(long)]
+    pub include_old: bool,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+pub enum SearchMode {
+    Bm25,
+}
+
+#[derive(Args, Debug)]
+pub struct EvalRetrievalArgs {
+    /// Evaluation sets (JSONL with question and gold articles).
+    #[arg(long = "set", value_name = "FILE", required = true, num_args = 1..)]
+    pub sets: Vec<PathBuf>,
+    /// Cut-offs for Recall@k, precision and F1.
+    #[arg(long, default_value = "1,5,10,100")]
+    pub k: String,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+impl EvalRetrievalArgs {
+    pub fn ks(&self) -> anyhow::Result<Vec<usize>> {
+        let ks: Vec<usize> = self
+            .k
+            .split(',')
+            .map(|s| {
+                s.trim()
+                    .parse::<usize>()
+                    .with_context(|| format!("--k: `{s}` is not a whole number"))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        if ks.is_empty() || ks.contains(&0) {
+            bail!("--k needs positive cut-offs such as 1,5,10,100");
+        }
+        Ok(ks)
+    }
+}

@@ -4,6 +4,7 @@
 mod build_cmd;
 mod config;
 mod progress;
+mod search_cmd;
 mod sparql_cmd;
 
 use clap::{Parser, Subcommand};
@@ -27,6 +28,17 @@ enum Command {
     Sparql(config::SparqlArgs),
     /// Export the whole graph as Turtle, N-Quads or TriG.
     Export(config::ExportArgs),
+    /// Search articles for a question (BM25 over law title, hierarchy, label and text).
+    Search(config::SearchArgs),
+    /// Evaluate retrieval on question sets with gold articles.
+    #[command(subcommand)]
+    Eval(EvalCommand),
+}
+
+#[derive(Subcommand)]
+enum EvalCommand {
+    /// Recall@k, MRR@10, nDCG@10 and article precision/recall/F1@k per set, as a Markdown table.
+    Retrieval(config::EvalRetrievalArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -39,6 +51,8 @@ fn main() -> std::process::ExitCode {
         Command::Build(args) => build_cmd::run(args),
         Command::Sparql(args) => sparql_cmd::run(args),
         Command::Export(args) => sparql_cmd::export(args),
+        Command::Search(args) => search_cmd::search(args),
+        Command::Eval(EvalCommand::Retrieval(args)) => search_cmd::eval_retrieval(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -327,3 +327,97 @@ fn help_documents_every_subcommand() {
     let out = coal(&["build", "--help"]);
     assert!(stdout(&out).contains("--profile") && stdout(&out).contains("--strict"));
 }
+
+fn eval_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/eval")
+        .join(name)
+}
+
+#[test]
+fn search_finds_articles_by_bm25() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    build(&store, &fixtures().join("versions"));
+    let s = store.to_str().unwrap();
+    let out = coal(&["search", "--store", s, "--json", "男女平等 基本国策"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(hits[0]["article"]["label"], "第二条");
+    assert_eq!(hits[0]["article"]["version_date"], "2022-10-30");
+    let text = stdout(&coal(&[
+        "search",
+        "--store",
+        s,
+        "妇女享有与男子平等的权利",
+        "--include-old",
+        "--k",
+        "1",
+    ]));
+    assert!(text.contains("(2018-10-26) 第二条"), "{text}");
+    let empty = coal(&["search", "--store", s, "   "]);
+    assert!(!empty.status.success());
+    assert!(stderr(&empty).contains("the question is empty"));
+}
+
+#[test]
+fn eval_retrieval_scores_a_fixture_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    build(&store, &fixtures().join("versions"));
+    let s = store.to_str().unwrap();
+    let set = eval_fixture("mini.jsonl");
+    let out = coal(&[
+        "eval",
+        "retrieval",
+        "--store",
+        s,
+        "--set",
+        set.to_str().unwrap(),
+        "--k",
+        "1,3",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = &r["mini"]["bm25"];
+    assert_eq!(m["questions"], 3);
+    // mini-1 and mini-2 are found at rank 1; mini-3's gold is the 2018 text of 第二条,
+    // which the default search (latest versions only) cannot return.
+    assert!(
+        (m["recall_at"]["1"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-9,
+        "{m}"
+    );
+    assert!(
+        (m["recall_at"]["3"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-9,
+        "{m}"
+    );
+    let table = stdout(&coal(&[
+        "eval",
+        "retrieval",
+        "--store",
+        s,
+        "--set",
+        set.to_str().unwrap(),
+    ]));
+    assert!(
+        table.starts_with("| set | mode | n | R@1 | R@5 | R@10 | R@100 |"),
+        "{table}"
+    );
+    assert!(table.contains("| mini | bm25 | 3 |"), "{table}");
+
+    let bad = coal(&[
+        "eval",
+        "retrieval",
+        "--store",
+        s,
+        "--set",
+        eval_fixture("unmappable.jsonl").to_str().unwrap(),
+    ]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("item bad-1: gold 中华人民共和国示范保障法 第九百条"),
+        "{}",
+        stderr(&bad)
+    );
+}

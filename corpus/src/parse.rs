@@ -184,8 +184,7 @@ fn clean(line: &str) -> &str {
     line.trim_matches(|c: char| c.is_whitespace() || c == '\u{200b}' || c == '\u{feff}')
 }
 
-struct Builder<'p> {
-    path: &'p str,
+struct Builder {
     version: LawVersion,
     problems: Vec<Problem>,
     /// Open divisions, outermost first.
@@ -194,7 +193,7 @@ struct Builder<'p> {
     untitled_preamble: Option<(usize, usize)>,
 }
 
-impl Builder<'_> {
+impl Builder {
     fn src(&self, line: usize) -> SourceRef {
         SourceRef { file: 0, line }
     }
@@ -422,7 +421,6 @@ pub fn parse_file(path: &str, bytes: &[u8]) -> ParseOutcome {
         date_from_file_name(path).or_else(|| history.iter().rev().find_map(|h| h.date));
 
     let mut b = Builder {
-        path,
         version: LawVersion {
             short_name: short_name(&title),
             title,

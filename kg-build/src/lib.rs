@@ -239,6 +239,10 @@ async fn write(
     seconds.insert("graph".to_owned(), t.elapsed().as_secs_f64());
 
     let t = Instant::now();
+    write_text_index(writer, corpus, observer)?;
+    seconds.insert("bm25".to_owned(), t.elapsed().as_secs_f64());
+
+    let t = Instant::now();
     observer.stage("metadata", Some(3));
     meta::insert_all(writer.db(), law_rows).await?;
     observer.progress(1);
@@ -248,6 +252,48 @@ async fn write(
     observer.progress(3);
     seconds.insert("metadata".to_owned(), t.elapsed().as_secs_f64());
     Ok(counts)
+}
+
+/// Indexes every article of every version for BM25; older versions are marked so that
+/// searches leave them out unless asked.
+fn write_text_index(
+    writer: &BuildWriter,
+    corpus: &Corpus,
+    observer: &dyn BuildObserver,
+) -> Result<(), BuildError> {
+    observer.stage("bm25", Some(corpus.article_count() as u64));
+    let mut index = writer.text_index_writer()?;
+    let mut done = 0u64;
+    for law in &corpus.laws {
+        let iris = law_iris(law);
+        let last = law.versions.len() - 1;
+        for (i, v) in law.versions.iter().enumerate() {
+            let date = v.version_date.map(|d| d.to_string()).unwrap_or_default();
+            for a in &v.articles {
+                index.add(&kg_store::IndexedArticle {
+                    iri: coal_ontology::iri::article(
+                        &iris.versions[i],
+                        a.number.main,
+                        a.number.suffix,
+                    ),
+                    version_iri: iris.versions[i].clone(),
+                    law_title: v.title.clone(),
+                    version_date: date.clone(),
+                    label: a.label.clone(),
+                    hierarchy: v.hierarchy_label(a.division),
+                    text: a.text(),
+                    latest: i == last,
+                })?;
+                done += 1;
+                if done % 1000 == 0 {
+                    observer.progress(done);
+                }
+            }
+        }
+    }
+    index.commit()?;
+    observer.progress(done);
+    Ok(())
 }
 
 fn summarize(

@@ -6,6 +6,7 @@
 //!   meta.sqlite          metadata database (default; rows are keyed by build id)
 //!   builds/<build-id>/
 //!     rdf/               oxigraph RocksDB store of that build
+//!     bm25/              tantivy index of the articles (jieba segmentation)
 //!     summary.json       the build's summary
 //! ```
 //! A build writes everything under its own folder and then replaces `CURRENT`; until
@@ -63,6 +64,10 @@ impl StoreDir {
 
     pub fn rdf_dir(&self, build: &str) -> PathBuf {
         self.build_dir(build).join("rdf")
+    }
+
+    pub fn bm25_dir(&self, build: &str) -> PathBuf {
+        self.build_dir(build).join("bm25")
     }
 
     pub fn default_db_url(&self) -> String {

@@ -8,6 +8,7 @@ mod error;
 mod graph;
 mod layout;
 pub mod meta;
+mod text_index;
 
 use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
@@ -15,6 +16,7 @@ pub use error::{Result, StoreError};
 pub use graph::{GraphBackend, LocalGraph, ResultFormat, SparqlOutput, is_update, named_graph};
 pub use layout::{Manifest, StoreDir, now_rfc3339};
 pub use oxigraph;
+pub use text_index::{IndexedArticle, TextHit, TextIndex, TextIndexWriter};
 
 /// A committed build, opened for reading (or, with `writable`, for SPARQL UPDATE).
 pub struct Store {
@@ -50,6 +52,11 @@ impl Store {
         &self.graph
     }
 
+    /// The build's BM25 index.
+    pub fn text_index(&self) -> Result<TextIndex> {
+        TextIndex::open(&self.dir.bm25_dir(&self.build))
+    }
+
     /// The metadata database (`db_url`, or the store's own SQLite file).
     pub async fn meta(&self, db_url: Option<&str>) -> Result<DatabaseConnection> {
         meta::connect(db_url.unwrap_or(&self.dir.default_db_url())).await
@@ -59,6 +66,17 @@ impl Store {
     pub async fn laws(&self, db: &DatabaseConnection) -> Result<Vec<meta::law::Model>> {
         Ok(meta::law::Entity::find()
             .filter(meta::law::Column::BuildId.eq(self.build.clone()))
+            .all(db)
+            .await?)
+    }
+
+    /// Law versions of the current build.
+    pub async fn law_versions(
+        &self,
+        db: &DatabaseConnection,
+    ) -> Result<Vec<meta::law_version::Model>> {
+        Ok(meta::law_version::Entity::find()
+            .filter(meta::law_version::Column::BuildId.eq(self.build.clone()))
             .all(db)
             .await?)
     }
@@ -125,6 +143,11 @@ impl BuildWriter {
 
     pub fn db(&self) -> &DatabaseConnection {
         &self.db
+    }
+
+    /// A writer for this build's BM25 index.
+    pub fn text_index_writer(&self) -> Result<TextIndexWriter> {
+        TextIndexWriter::create(&self.dir.bm25_dir(&self.id))
     }
 
     /// Disk use of this build's folder so far, in bytes.

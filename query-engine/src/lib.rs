@@ -4,6 +4,8 @@
 //! Architecture invariant: the query engine reads a built store through
 //! [`kg_store::GraphBackend`] and never depends on kg-build.
 
+pub mod eval;
+
 use kg_store::oxigraph::model::Term;
 use kg_store::{GraphBackend, SparqlOutput};
 

@@ -1,0 +1,342 @@
+//! The BM25 index of articles (tantivy with jieba segmentation), one per build.
+//!
+//! Each article is indexed with its law's title and its place in the hierarchy, because
+//! questions name laws and chapters far more often than they quote article text.
+
+use std::path::Path;
+
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, TermQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
+};
+use tantivy::tokenizer::{LowerCaser, TextAnalyzer};
+use tantivy::{Index, IndexReader, IndexWriter, TantivyDocument, Term};
+
+use crate::error::{Result, StoreError};
+
+const TOKENIZER: &str = "jieba";
+
+/// One article as the text index sees it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct IndexedArticle {
+    pub iri: String,
+    pub version_iri: String,
+    pub law_title: String,
+    pub version_date: String,
+    pub label: String,
+    pub hierarchy: String,
+    pub text: String,
+    /// Whether this article belongs to the latest version of its law.
+    pub latest: bool,
+}
+
+/// A search hit: the article and its BM25 score.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TextHit {
+    pub score: f32,
+    pub article: IndexedArticle,
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    iri: Field,
+    version_iri: Field,
+    law_title: Field,
+    version_date: Field,
+    label: Field,
+    hierarchy: Field,
+    text: Field,
+    latest: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut sb = Schema::builder();
+    let indexed = TextOptions::default()
+        .set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(TOKENIZER)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        )
+        .set_stored();
+    let fields = Fields {
+        iri: sb.add_text_field("iri", STRING | STORED),
+        version_iri: sb.add_text_field("version_iri", STRING | STORED),
+        law_title: sb.add_text_field("law_title", indexed.clone()),
+        version_date: sb.add_text_field("version_date", STRING | STORED),
+        label: sb.add_text_field("label", indexed.clone()),
+        hierarchy: sb.add_text_field("hierarchy", indexed.clone()),
+        text: sb.add_text_field("text", indexed),
+        latest: sb.add_text_field("latest", STRING | STORED),
+    };
+    (sb.build(), fields)
+}
+
+fn register_tokenizer(index: &Index) {
+    let analyzer = TextAnalyzer::builder(tantivy_jieba::JiebaTokenizer::new())
+        .filter(LowerCaser)
+        .build();
+    index.tokenizers().register(TOKENIZER, analyzer);
+}
+
+fn tantivy_err(path: &Path) -> impl Fn(tantivy::TantivyError) -> StoreError + '_ {
+    move |e| StoreError::TextIndex(format!("{}: {e}", path.display()))
+}
+
+/// Writes a fresh index for a build.
+pub struct TextIndexWriter {
+    writer: IndexWriter,
+    fields: Fields,
+    path: std::path::PathBuf,
+}
+
+impl TextIndexWriter {
+    pub fn create(path: &Path) -> Result<TextIndexWriter> {
+        std::fs::create_dir_all(path).map_err(|e| StoreError::io(path, e))?;
+        let (schema, fields) = schema();
+        let index = Index::create_in_dir(path, schema).map_err(tantivy_err(path))?;
+        register_tokenizer(&index);
+        let writer = index.writer(64_000_000).map_err(tantivy_err(path))?;
+        Ok(TextIndexWriter {
+            writer,
+            fields,
+            path: path.to_owned(),
+        })
+    }
+
+    pub fn add(&mut self, a: &IndexedArticle) -> Result<()> {
+        let f = self.fields;
+        let mut doc = TantivyDocument::default();
+        doc.add_text(f.iri, &a.iri);
+        doc.add_text(f.version_iri, &a.version_iri);
+        doc.add_text(f.law_title, &a.law_title);
+        doc.add_text(f.version_date, &a.version_date);
+        doc.add_text(f.label, &a.label);
+        doc.add_text(f.hierarchy, &a.hierarchy);
+        doc.add_text(f.text, &a.text);
+        doc.add_text(f.latest, if a.latest { "1" } else { "0" });
+        self.writer
+            .add_document(doc)
+            .map_err(tantivy_err(&self.path))?;
+        Ok(())
+    }
+
+    pub fn commit(mut self) -> Result<()> {
+        self.writer.commit().map_err(tantivy_err(&self.path))?;
+        self.writer
+            .wait_merging_threads()
+            .map_err(tantivy_err(&self.path))?;
+        Ok(())
+    }
+}
+
+/// An opened index, ready to search.
+pub struct TextIndex {
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+    path: std::path::PathBuf,
+}
+
+impl TextIndex {
+    pub fn open(path: &Path) -> Result<TextIndex> {
+        if !path.join("meta.json").exists() {
+            return Err(StoreError::TextIndex(format!(
+                "{}: no BM25 index in this build; rebuild the store with `coal build`",
+                path.display()
+            )));
+        }
+        let index = Index::open_in_dir(path).map_err(tantivy_err(path))?;
+        register_tokenizer(&index);
+        let (_, fields) = schema();
+        let reader = index.reader().map_err(tantivy_err(path))?;
+        Ok(TextIndex {
+            index,
+            reader,
+            fields,
+            path: path.to_owned(),
+        })
+    }
+
+    /// The question's distinct index terms, in order of first appearance.
+    pub fn tokens(&self, question: &str) -> Vec<String> {
+        let mut analyzer = self
+            .index
+            .tokenizers()
+            .get(TOKENIZER)
+            .expect("tokenizer registered at open");
+        let mut stream = analyzer.token_stream(question);
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        while let Some(tok) = stream.next() {
+            let t = tok.text.trim();
+            let is_punct = t.chars().all(|c| !c.is_alphanumeric());
+            if !t.is_empty() && !is_punct && seen.insert(t.to_owned()) {
+                out.push(t.to_owned());
+            }
+        }
+        out
+    }
+
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// BM25 search over title, hierarchy, label and text. Query syntax characters are
+    /// treated as text. Articles of older versions are left out unless `include_old`.
+    pub fn search(&self, question: &str, k: usize, include_old: bool) -> Result<Vec<TextHit>> {
+        let f = self.fields;
+        // A bag of jieba terms over every field, disjunctive: tantivy's query parser would
+        // turn a run of Chinese into a phrase query, which questions almost never match.
+        let terms = self.tokens(question);
+        let mut clauses: Vec<(Occur, Box<dyn tantivy::query::Query>)> = Vec::new();
+        for field in [f.law_title, f.hierarchy, f.label, f.text] {
+            for t in &terms {
+                let q = TermQuery::new(
+                    Term::from_field_text(field, t),
+                    IndexRecordOption::WithFreqs,
+                );
+                clauses.push((Occur::Should, Box::new(q)));
+            }
+        }
+        if clauses.is_empty() {
+            return Ok(Vec::new());
+        }
+        let text_query: Box<dyn tantivy::query::Query> = Box::new(BooleanQuery::new(clauses));
+        let query: Box<dyn tantivy::query::Query> = if include_old {
+            text_query
+        } else {
+            Box::new(BooleanQuery::new(vec![
+                (Occur::Must, text_query),
+                // A zero-score clause filters without changing BM25 scores.
+                (
+                    Occur::Must,
+                    Box::new(ConstScoreQuery::new(
+                        Box::new(TermQuery::new(
+                            Term::from_field_text(f.latest, "1"),
+                            IndexRecordOption::Basic,
+                        )),
+                        0.0,
+                    )),
+                ),
+            ]))
+        };
+        let searcher = self.reader.searcher();
+        let top = searcher
+            .search(&query, &TopDocs::with_limit(k.max(1)).order_by_score())
+            .map_err(tantivy_err(&self.path))?;
+        let mut hits = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(tantivy_err(&self.path))?;
+            let get = |field: Field| {
+                doc.get_first(field)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            hits.push(TextHit {
+                score,
+                article: IndexedArticle {
+                    iri: get(f.iri),
+                    version_iri: get(f.version_iri),
+                    law_title: get(f.law_title),
+                    version_date: get(f.version_date),
+                    label: get(f.label),
+                    hierarchy: get(f.hierarchy),
+                    text: get(f.text),
+                    latest: get(f.latest) == "1",
+                },
+            });
+        }
+        Ok(hits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn article(iri: &str, title: &str, label: &str, text: &str, latest: bool) -> IndexedArticle {
+        IndexedArticle {
+            iri: iri.into(),
+            version_iri: format!("{iri}-v"),
+            law_title: title.into(),
+            version_date: "2020-01-01".into(),
+            label: label.into(),
+            hierarchy: "第一章 总则".into(),
+            text: format!("{label} {text}"),
+            latest,
+        }
+    }
+
+    #[test]
+    fn round_trip_after_reopening_with_old_versions_filtered() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bm25");
+        let mut w = TextIndexWriter::create(&path).unwrap();
+        w.add(&article(
+            "a1",
+            "中华人民共和国劳动合同法",
+            "第三十六条",
+            "用人单位与劳动者协商一致，可以解除劳动合同。",
+            true,
+        ))
+        .unwrap();
+        w.add(&article(
+            "a2",
+            "中华人民共和国劳动合同法",
+            "第十条",
+            "建立劳动关系，应当订立书面劳动合同。",
+            true,
+        ))
+        .unwrap();
+        w.add(&article(
+            "a0",
+            "中华人民共和国劳动合同法",
+            "第三十六条",
+            "协商一致解除劳动合同的旧文本。",
+            false,
+        ))
+        .unwrap();
+        w.add(&article(
+            "b1",
+            "中华人民共和国道路交通安全法",
+            "第七十六条",
+            "机动车发生交通事故造成人身伤亡的，由保险公司赔偿。",
+            true,
+        ))
+        .unwrap();
+        w.commit().unwrap();
+
+        let index = TextIndex::open(&path).unwrap();
+        assert_eq!(index.num_docs(), 4);
+        let hits = index.search("协商一致解除劳动合同", 10, false).unwrap();
+        assert_eq!(hits[0].article.iri, "a1");
+        assert!(
+            hits.iter().all(|h| h.article.latest),
+            "old versions are filtered out"
+        );
+        assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+        let with_old = index.search("协商一致解除劳动合同", 10, true).unwrap();
+        assert!(with_old.iter().any(|h| h.article.iri == "a0"));
+        // The law title is indexed: a question naming only the law finds its articles.
+        let by_title = index.search("道路交通安全法", 1, false).unwrap();
+        assert_eq!(by_title[0].article.iri, "b1");
+        assert_eq!(by_title[0].article.label, "第七十六条");
+        // Query-language characters are plain text.
+        assert!(
+            index
+                .search("劳动合同: (解除) AND \"协商\" ~2 ^3 [x TO y]", 5, false)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn opening_a_missing_index_says_how_to_build_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let Err(err) = TextIndex::open(&dir.path().join("bm25")) else {
+            panic!("opened a missing index")
+        };
+        assert!(err.to_string().contains("coal build"), "{err}");
+    }
+}

@@ -1,0 +1,201 @@
+//! Retrieval evaluation: gold articles of a question set mapped to article IRIs, and
+//! Recall@k, MRR@10, nDCG@10 and article precision/recall/F1@k over ranked lists.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use kg_store::meta;
+use serde::{Deserialize, Serialize};
+
+use crate::QueryError;
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct GoldCitation {
+    pub law: String,
+    pub article: String,
+    pub file: String,
+}
+
+/// One question of an evaluation set (the reference answer is never read here).
+#[derive(Debug, Clone, Deserialize)]
+pub struct EvalItem {
+    pub id: String,
+    pub question: String,
+    pub gold: Vec<GoldCitation>,
+}
+
+/// Reads a JSONL set; a bad line is an error naming file and line.
+pub fn load_set(path: &Path) -> Result<Vec<EvalItem>, QueryError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| QueryError::BadInput(format!("{}: {e}", path.display())))?;
+    let mut items = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let item: EvalItem = serde_json::from_str(line)
+            .map_err(|e| QueryError::BadInput(format!("{}:{}: {e}", path.display(), i + 1)))?;
+        items.push(item);
+    }
+    Ok(items)
+}
+
+/// Maps gold citations to article IRIs of a build. An article counts as found when the
+/// retrieved article is the gold one, or the same article (law and number) with the same
+/// text in another version — retrieval searches the latest versions by default.
+pub struct GoldMap {
+    by_version_label: HashMap<(String, String), usize>,
+    articles: Vec<meta::article::Model>,
+    file_to_version: HashMap<String, String>,
+    equivalent: HashMap<(String, String), Vec<String>>,
+}
+
+impl GoldMap {
+    pub fn new(
+        versions: &[meta::law_version::Model],
+        articles: Vec<meta::article::Model>,
+    ) -> GoldMap {
+        let mut file_to_version = HashMap::new();
+        for v in versions {
+            for f in v.files.split(';') {
+                file_to_version.insert(f.to_owned(), v.iri.clone());
+            }
+        }
+        let mut by_version_label = HashMap::new();
+        let mut equivalent: HashMap<(String, String), Vec<String>> = HashMap::new();
+        for (i, a) in articles.iter().enumerate() {
+            by_version_label.insert((a.version_iri.clone(), a.label.clone()), i);
+            equivalent
+                .entry((a.work_iri.clone(), a.text_hash.clone()))
+                .or_default()
+                .push(a.iri.clone());
+        }
+        GoldMap {
+            by_version_label,
+            articles,
+            file_to_version,
+            equivalent,
+        }
+    }
+
+    /// The IRIs that satisfy one gold citation; an unmappable gold is an error naming it.
+    pub fn resolve(&self, item: &EvalItem, gold: &GoldCitation) -> Result<Vec<String>, QueryError> {
+        let unmappable = |why: &str| {
+            QueryError::BadInput(format!(
+                "item {}: gold {} {} ({}) {why}; build the store with the profile that contains it",
+                item.id, gold.law, gold.article, gold.file
+            ))
+        };
+        let version = self
+            .file_to_version
+            .get(&gold.file)
+            .ok_or_else(|| unmappable("is not in this store"))?;
+        let &i = self
+            .by_version_label
+            .get(&(version.clone(), gold.article.clone()))
+            .ok_or_else(|| unmappable("names no article of that version"))?;
+        let a = &self.articles[i];
+        Ok(self
+            .equivalent
+            .get(&(a.work_iri.clone(), a.text_hash.clone()))
+            .cloned()
+            .unwrap_or_else(|| vec![a.iri.clone()]))
+    }
+}
+
+/// Retrieval metrics over a set.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RetrievalMetrics {
+    pub questions: usize,
+    pub recall_at: BTreeMap<usize, f64>,
+    pub mrr_at_10: f64,
+    pub ndcg_at_10: f64,
+    pub precision_at: BTreeMap<usize, f64>,
+    pub f1_at: BTreeMap<usize, f64>,
+}
+
+/// `ranked[q]`: retrieved IRIs in rank order; `gold[q]`: one set of acceptable IRIs per
+/// gold article.
+pub fn score(
+    ranked: &[Vec<String>],
+    gold: &[Vec<HashSet<String>>],
+    ks: &[usize],
+) -> RetrievalMetrics {
+    let n = ranked.len().max(1) as f64;
+    let mut m = RetrievalMetrics {
+        questions: ranked.len(),
+        ..Default::default()
+    };
+    for (list, golds) in ranked.iter().zip(gold) {
+        // The rank (0-based) at which each gold article is first found.
+        let ranks: Vec<Option<usize>> = golds
+            .iter()
+            .map(|g| list.iter().position(|iri| g.contains(iri)))
+            .collect();
+        let g = golds.len().max(1) as f64;
+        for &k in ks {
+            let found = ranks.iter().filter(|r| r.is_some_and(|r| r < k)).count() as f64;
+            let recall = found / g;
+            let precision = found / (k.min(list.len()).max(1)) as f64;
+            let f1 = if recall + precision > 0.0 {
+                2.0 * recall * precision / (recall + precision)
+            } else {
+                0.0
+            };
+            *m.recall_at.entry(k).or_default() += recall / n;
+            *m.precision_at.entry(k).or_default() += precision / n;
+            *m.f1_at.entry(k).or_default() += f1 / n;
+        }
+        if let Some(first) = ranks.iter().flatten().min().filter(|&&r| r < 10) {
+            m.mrr_at_10 += 1.0 / (*first as f64 + 1.0) / n;
+        }
+        let dcg: f64 = ranks
+            .iter()
+            .flatten()
+            .filter(|&&r| r < 10)
+            .map(|&r| 1.0 / ((r as f64) + 2.0).log2())
+            .sum();
+        let ideal: f64 = (0..golds.len().min(10))
+            .map(|r| 1.0 / ((r as f64) + 2.0).log2())
+            .sum();
+        if ideal > 0.0 {
+            m.ndcg_at_10 += dcg / ideal / n;
+        }
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(v: &[&str]) -> HashSet<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn metrics_on_a_hand_computed_example() {
+        let ranked = vec![
+            vec!["a".to_owned(), "x".to_owned(), "b".to_owned()],
+            vec!["y".to_owned(), "z".to_owned()],
+        ];
+        let gold = vec![vec![set(&["a"]), set(&["b", "b-old"])], vec![set(&["c"])]];
+        let m = score(&ranked, &gold, &[1, 3]);
+        assert!((m.recall_at[&1] - 0.25).abs() < 1e-9); // q1: 1/2, q2: 0
+        assert!((m.recall_at[&3] - 0.5).abs() < 1e-9); // q1: 2/2
+        assert!((m.mrr_at_10 - 0.5).abs() < 1e-9);
+        assert!((m.precision_at[&3] - (2.0 / 3.0) / 2.0).abs() < 1e-9);
+        let ndcg_q1 = (1.0 + 1.0 / 4f64.log2()) / (1.0 + 1.0 / 3f64.log2());
+        assert!((m.ndcg_at_10 - ndcg_q1 / 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn an_equivalent_older_version_counts() {
+        let m = score(
+            &[vec!["b-old".to_owned()]],
+            &[vec![set(&["b", "b-old"])]],
+            &[1],
+        );
+        assert_eq!(m.recall_at[&1], 1.0);
+    }
+}
