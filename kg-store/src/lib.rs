@@ -164,14 +164,7 @@ impl BuildWriter {
         let summary_text = serde_json::to_string_pretty(summary).expect("summary serializes");
         let path = self.dir.build_dir(&self.id).join("summary.json");
         std::fs::write(&path, &summary_text).map_err(|e| StoreError::io(&path, e))?;
-        let model = meta::build::ActiveModel {
-            id: Set(self.id.clone()),
-            finished_at: Set(Some(now_rfc3339())),
-            status: Set("committed".into()),
-            summary: Set(summary_text),
-            ..Default::default()
-        };
-        meta::build::Entity::update(model).exec(&self.db).await?;
+        record_finish(&self.db, &self.id, "committed", Some(summary_text)).await?;
         let mut builds = self.dir.manifest()?.map(|m| m.builds).unwrap_or_default();
         builds.push(self.id.clone());
         let manifest = Manifest {
@@ -187,16 +180,28 @@ impl BuildWriter {
     /// committed build is untouched.
     pub async fn abort(self) -> Result<()> {
         drop(self.graph);
-        let model = meta::build::ActiveModel {
-            id: Set(self.id.clone()),
-            finished_at: Set(Some(now_rfc3339())),
-            status: Set("failed".into()),
-            ..Default::default()
-        };
-        meta::build::Entity::update(model).exec(&self.db).await?;
+        record_finish(&self.db, &self.id, "failed", None).await?;
         let path = self.dir.build_dir(&self.id);
         std::fs::remove_dir_all(&path).map_err(|e| StoreError::io(&path, e))
     }
+}
+
+/// Records how a build ended in the metadata database.
+async fn record_finish(
+    db: &DatabaseConnection,
+    id: &str,
+    status: &str,
+    summary: Option<String>,
+) -> Result<()> {
+    let model = meta::build::ActiveModel {
+        id: Set(id.to_owned()),
+        finished_at: Set(Some(now_rfc3339())),
+        status: Set(status.to_owned()),
+        summary: summary.map(Set).unwrap_or_default(),
+        ..Default::default()
+    };
+    meta::build::Entity::update(model).exec(db).await?;
+    Ok(())
 }
 
 /// Total size of the files below `path`.

@@ -110,38 +110,17 @@ impl MigrationName for CreateTables {
 impl MigrationTrait for CreateTables {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let schema = sea_orm::Schema::new(manager.get_database_backend());
-        manager
-            .create_table(
-                schema
-                    .create_table_from_entity(build::Entity)
-                    .if_not_exists()
-                    .to_owned(),
-            )
-            .await?;
-        manager
-            .create_table(
-                schema
-                    .create_table_from_entity(law::Entity)
-                    .if_not_exists()
-                    .to_owned(),
-            )
-            .await?;
-        manager
-            .create_table(
-                schema
-                    .create_table_from_entity(law_version::Entity)
-                    .if_not_exists()
-                    .to_owned(),
-            )
-            .await?;
-        manager
-            .create_table(
-                schema
-                    .create_table_from_entity(article::Entity)
-                    .if_not_exists()
-                    .to_owned(),
-            )
-            .await?;
+        let tables = [
+            schema.create_table_from_entity(build::Entity),
+            schema.create_table_from_entity(law::Entity),
+            schema.create_table_from_entity(law_version::Entity),
+            schema.create_table_from_entity(article::Entity),
+        ];
+        for mut table in tables {
+            manager
+                .create_table(table.if_not_exists().to_owned())
+                .await?;
+        }
         for mut stmt in schema
             .create_index_from_entity(law::Entity)
             .into_iter()
