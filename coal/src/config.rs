@@ -38,6 +38,9 @@ pub struct BuildArgs {
     /// Fail on any warning, before anything is written.
     #[arg(long)]
     pub strict: bool,
+    /// Build only the graph and metadata, without retrieval indexes (faster; `coal search` then refuses).
+    #[arg(long)]
+    pub structure_only: bool,
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -93,6 +96,7 @@ impl BuildArgs {
                 store: self.store.store,
                 db_url: self.store.db_url,
                 strict: self.strict,
+                structure_only: self.structure_only,
             },
             self.json,
         ))

@@ -421,3 +421,31 @@ fn eval_retrieval_scores_a_fixture_set() {
         stderr(&bad)
     );
 }
+
+#[test]
+fn a_structure_only_build_has_no_text_index_and_search_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let s = store.to_str().unwrap();
+    let out = coal(&[
+        "build",
+        "--structure-only",
+        "--corpus",
+        fixtures().join("versions").to_str().unwrap(),
+        "--store",
+        s,
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(summary["seconds"].get("bm25").is_none());
+    let search = coal(&["search", "--store", s, "妇女"]);
+    assert!(!search.status.success());
+    assert!(
+        stderr(&search).contains("no BM25 index"),
+        "{}",
+        stderr(&search)
+    );
+    let sparql = coal(&["sparql", "--store", s, "ASK { ?a a coal:Article }"]);
+    assert_eq!(stdout(&sparql).trim(), "true");
+}

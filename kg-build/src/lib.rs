@@ -49,6 +49,8 @@ pub struct BuildOptions {
     pub db_url: Option<String>,
     /// Any warning fails the build before anything is written.
     pub strict: bool,
+    /// Only the graph and metadata: no retrieval indexes.
+    pub structure_only: bool,
 }
 
 /// What a build did, printed by `coal build` and stored with the build.
@@ -117,7 +119,15 @@ pub async fn build(
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| format!("{} file(s)", opts.corpus.files.len()));
     let writer = BuildWriter::begin(&opts.store, opts.db_url.as_deref(), &describe).await?;
-    match write(&writer, &corpus, observer, &mut seconds).await {
+    match write(
+        &writer,
+        &corpus,
+        observer,
+        &mut seconds,
+        opts.structure_only,
+    )
+    .await
+    {
         Ok(counts) => {
             let mut summary = summarize(&corpus, writer.id(), counts, seconds);
             summary.store_bytes = writer.disk_usage();
@@ -143,6 +153,7 @@ async fn write(
     corpus: &Corpus,
     observer: &dyn BuildObserver,
     seconds: &mut BTreeMap<String, f64>,
+    structure_only: bool,
 ) -> Result<GraphCounts, BuildError> {
     let t = Instant::now();
     let versions = corpus.versions().count() as u64;
@@ -238,9 +249,11 @@ async fn write(
     writer.graph().bulk_load(pending)?;
     seconds.insert("graph".to_owned(), t.elapsed().as_secs_f64());
 
-    let t = Instant::now();
-    write_text_index(writer, corpus, observer)?;
-    seconds.insert("bm25".to_owned(), t.elapsed().as_secs_f64());
+    if !structure_only {
+        let t = Instant::now();
+        write_text_index(writer, corpus, observer)?;
+        seconds.insert("bm25".to_owned(), t.elapsed().as_secs_f64());
+    }
 
     let t = Instant::now();
     observer.stage("metadata", Some(3));

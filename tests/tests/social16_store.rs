@@ -22,6 +22,7 @@ fn built() -> &'static Built {
             store: dir.path().join("store"),
             db_url: None,
             strict: false,
+            structure_only: false,
         };
         let rt = tokio::runtime::Runtime::new().unwrap();
         let summary = rt.block_on(kg_build::build(&opts, &Quiet)).unwrap();
