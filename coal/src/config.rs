@@ -213,3 +213,25 @@ impl EvalRetrievalArgs {
         Ok(ks)
     }
 }
+
+#[derive(Args, Debug)]
+pub struct BenchEncoderArgs {
+    /// Corpus folder the profile's paths are relative to.
+    #[arg(long, env = "COAL_CORPUS", default_value = DEFAULT_CORPUS)]
+    pub corpus: PathBuf,
+    /// Which statutes to embed.
+    #[arg(long, default_value = "../shared/corpus/profiles/social16.txt")]
+    pub profile: PathBuf,
+    /// How many articles to embed.
+    #[arg(long, default_value_t = 400)]
+    pub articles: usize,
+    /// Encoder threads (0 = all cores).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Rounds of the single-question latency measurement.
+    #[arg(long, default_value_t = 20)]
+    pub repeat: usize,
+    /// The model file (default: $COAL_MODEL, ../shared/models, models/).
+    #[arg(long, env = "COAL_MODEL")]
+    pub model: Option<PathBuf>,
+}

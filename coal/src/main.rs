@@ -1,6 +1,7 @@
 //! `coal`: the command-line front end. Parses flags into validated configs once, calls
 //! the library crates, and owns all output, progress bars and exit codes.
 
+mod bench_cmd;
 mod build_cmd;
 mod config;
 mod progress;
@@ -33,6 +34,15 @@ enum Command {
     /// Evaluate retrieval on question sets with gold articles.
     #[command(subcommand)]
     Eval(EvalCommand),
+    /// Benchmarks (medians; the machine is shared and noisy).
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Encoder throughput (tokens/s) on real articles and single-question latency.
+    Encoder(config::BenchEncoderArgs),
 }
 
 #[derive(Subcommand)]
@@ -53,6 +63,7 @@ fn main() -> std::process::ExitCode {
         Command::Export(args) => sparql_cmd::export(args),
         Command::Search(args) => search_cmd::search(args),
         Command::Eval(EvalCommand::Retrieval(args)) => search_cmd::eval_retrieval(args),
+        Command::Bench(BenchCommand::Encoder(args)) => bench_cmd::encoder(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
