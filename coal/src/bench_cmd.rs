@@ -8,12 +8,12 @@ use coal_models::{E5Encoder, EncoderOptions, TextKind};
 use crate::config::BenchEncoderArgs;
 
 pub fn encoder(args: BenchEncoderArgs) -> anyhow::Result<()> {
-    let path = coal_models::model_file::locate(args.model.as_deref())?;
+    let path = coal_models::model_file::locate(args.model.model.as_deref())?;
     let t = Instant::now();
     let enc = E5Encoder::load(
         &path,
         &EncoderOptions {
-            threads: args.threads,
+            threads: args.model.threads,
         },
     )?;
     let load = t.elapsed();
@@ -61,12 +61,12 @@ pub fn encoder(args: BenchEncoderArgs) -> anyhow::Result<()> {
         secs,
         tokens as f64 / secs,
         refs.len() as f64 / secs,
-        if args.threads == 0 {
+        if args.model.threads == 0 {
             std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(1)
         } else {
-            args.threads
+            args.model.threads
         }
     );
     println!(

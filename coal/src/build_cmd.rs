@@ -9,10 +9,11 @@ use crate::progress::Bars;
 const PROBLEMS_SHOWN: usize = 20;
 
 pub fn run(args: BuildArgs) -> anyhow::Result<()> {
+    let embedder = args.embedder()?;
     let (opts, json) = args.into_options()?;
     let bars = Bars::new();
     let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let result = rt.block_on(kg_build::build(&opts, &bars));
+    let result = rt.block_on(kg_build::build(&opts, embedder.as_deref(), &bars));
     bars.finish();
     let summary = result.with_context(|| {
         format!(

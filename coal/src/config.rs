@@ -19,6 +19,27 @@ pub struct StoreArgs {
     pub db_url: Option<String>,
 }
 
+#[derive(Args, Debug, Clone)]
+pub struct ModelArgs {
+    /// The embedding model file (default: $COAL_MODEL, ../shared/models/e5-small-q4.bin, models/e5-small-q4.bin).
+    #[arg(long, env = "COAL_MODEL")]
+    pub model: Option<PathBuf>,
+    /// Encoder threads (0 = all cores).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+}
+
+impl ModelArgs {
+    /// The local e5 encoder; builds verify the file's checksum.
+    pub fn load(&self, verify: bool) -> anyhow::Result<Box<dyn coal_models::Embedder>> {
+        Ok(Box::new(coal_models::load_default_e5(
+            self.model.as_deref(),
+            self.threads,
+            verify,
+        )?))
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct BuildArgs {
     /// Corpus folder (LawRefBook layout or any folder of .md/.txt statutes).
@@ -41,6 +62,11 @@ pub struct BuildArgs {
     /// Build only the graph and metadata, without retrieval indexes (faster; `coal search` then refuses).
     #[arg(long)]
     pub structure_only: bool,
+    /// Skip the embeddings (BM25 search still works; dense and hybrid do not).
+    #[arg(long)]
+    pub no_embeddings: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -48,6 +74,14 @@ pub struct BuildArgs {
 
 impl BuildArgs {
     /// Validates the flags into build options: every path checked, one clear sentence on failure.
+    /// The embedder this build uses, if any.
+    pub fn embedder(&self) -> anyhow::Result<Option<Box<dyn coal_models::Embedder>>> {
+        if self.structure_only || self.no_embeddings {
+            return Ok(None);
+        }
+        self.model.load(true).map(Some)
+    }
+
     pub fn into_options(self) -> anyhow::Result<(kg_build::BuildOptions, bool)> {
         let corpus_root = match (&self.corpus, self.files.is_empty()) {
             (Some(c), _) => Some(c.clone()),
@@ -162,9 +196,14 @@ pub struct ExportArgs {
 pub struct SearchArgs {
     /// The question.
     pub question: String,
-    /// Retrieval mode (dense and hybrid come with the embedding index).
-    #[arg(long, value_enum, default_value = "bm25")]
+    /// Retrieval mode.
+    #[arg(long, value_enum, default_value = "hybrid")]
     pub mode: SearchMode,
+    /// How hybrid fuses BM25 and dense (the method's weighted min-max, or reciprocal ranks).
+    #[arg(long, value_enum, default_value = "weighted")]
+    pub fusion: FusionArg,
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// How many articles to return.
     #[arg(long, default_value_t = 10)]
     pub k: usize,
@@ -180,6 +219,33 @@ pub struct SearchArgs {
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
 pub enum SearchMode {
     Bm25,
+    Dense,
+    Hybrid,
+}
+
+impl SearchMode {
+    pub fn mode(self) -> query_engine::retrieve::Mode {
+        match self {
+            SearchMode::Bm25 => query_engine::retrieve::Mode::Bm25,
+            SearchMode::Dense => query_engine::retrieve::Mode::Dense,
+            SearchMode::Hybrid => query_engine::retrieve::Mode::Hybrid,
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+pub enum FusionArg {
+    Weighted,
+    Rrf,
+}
+
+impl FusionArg {
+    pub fn fusion(self) -> query_engine::retrieve::Fusion {
+        match self {
+            FusionArg::Weighted => query_engine::retrieve::Fusion::Weighted,
+            FusionArg::Rrf => query_engine::retrieve::Fusion::Rrf,
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -190,6 +256,14 @@ pub struct EvalRetrievalArgs {
     /// Cut-offs for Recall@k, precision and F1.
     #[arg(long, default_value = "1,5,10,100")]
     pub k: String,
+    /// Only BM25 (no model needed; for stores built without embeddings).
+    #[arg(long)]
+    pub bm25_only: bool,
+    /// How hybrid fuses BM25 and dense.
+    #[arg(long, value_enum, default_value = "weighted")]
+    pub fusion: FusionArg,
+    #[command(flatten)]
+    pub model: ModelArgs,
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -225,13 +299,9 @@ pub struct BenchEncoderArgs {
     /// How many articles to embed.
     #[arg(long, default_value_t = 400)]
     pub articles: usize,
-    /// Encoder threads (0 = all cores).
-    #[arg(long, default_value_t = 0)]
-    pub threads: usize,
     /// Rounds of the single-question latency measurement.
     #[arg(long, default_value_t = 20)]
     pub repeat: usize,
-    /// The model file (default: $COAL_MODEL, ../shared/models, models/).
-    #[arg(long, env = "COAL_MODEL")]
-    pub model: Option<PathBuf>,
+    #[command(flatten)]
+    pub model: ModelArgs,
 }

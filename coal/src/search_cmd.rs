@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use kg_store::Store;
-use query_engine::eval::{GoldMap, load_set, score};
+use query_engine::eval::{GoldMap, RetrievalMetrics, load_set, score};
+use query_engine::retrieve::{HYBRID_CANDIDATES, Hit, Mode, Retriever};
 
 use crate::config::{EvalRetrievalArgs, SearchArgs};
 
@@ -14,21 +15,45 @@ use crate::config::{EvalRetrievalArgs, SearchArgs};
 const SNIPPET_CHARS: usize = 60;
 
 pub fn search(args: SearchArgs) -> anyhow::Result<()> {
-    let question = args.question.trim();
-    if question.is_empty() {
+    if args.question.trim().is_empty() {
         bail!("the question is empty");
     }
     let store = Store::open(&args.store.store, false)?;
-    let index = store.text_index()?;
-    let hits = index.search(question, args.k, args.include_old)?;
+    let mode = args.mode.mode();
+    let embedder = if mode == Mode::Bm25 {
+        None
+    } else {
+        Some(args.model.load(false)?)
+    };
+    let retriever = Retriever::open(&store, embedder)?;
+    let result = retriever.search(
+        &args.question,
+        mode,
+        args.fusion.fusion(),
+        args.k,
+        args.include_old,
+    )?;
+    for w in &result.warnings {
+        eprintln!("warning: {w}");
+    }
+    let mut rows = Vec::new();
+    for h in &result.hits {
+        let article = retriever.article(&h.iri)?.with_context(|| {
+            format!("{} is in the vector index but not in the BM25 index", h.iri)
+        })?;
+        rows.push((h, article));
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&hits)?)?;
+        let json: Vec<_> = rows
+            .iter()
+            .map(|(h, a)| serde_json::json!({ "hit": h, "article": a }))
+            .collect();
+        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
         return Ok(());
     }
-    for (i, h) in hits.iter().enumerate() {
-        let a = &h.article;
+    for (i, (h, a)) in rows.iter().enumerate() {
         let body = a.text.strip_prefix(&a.label).unwrap_or(&a.text).trim();
         let snippet: String = body
             .chars()
@@ -52,17 +77,29 @@ pub fn search(args: SearchArgs) -> anyhow::Result<()> {
             more
         )?;
     }
-    if hits.is_empty() {
+    if rows.is_empty() {
         writeln!(out, "no article matches")?;
     }
     Ok(())
+}
+
+fn percentile(sorted: &[f64], p: usize) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[(sorted.len() * p / 100).min(sorted.len() - 1)]
 }
 
 pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
     let ks = args.ks()?;
     let max_k = *ks.iter().max().expect("at least one k");
     let store = Store::open(&args.store.store, false)?;
-    let index = store.text_index()?;
+    let embedder = if args.bm25_only {
+        None
+    } else {
+        Some(args.model.load(false)?)
+    };
+    let retriever = Retriever::open(&store, embedder)?;
     let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let (versions, articles) = rt.block_on(async {
         let db = store.meta(args.store.db_url.as_deref()).await?;
@@ -72,9 +109,13 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
         ))
     })?;
     let gold_map = GoldMap::new(&versions, articles);
+    let modes: &[Mode] = if args.bm25_only {
+        &[Mode::Bm25]
+    } else {
+        &[Mode::Bm25, Mode::Dense, Mode::Hybrid]
+    };
     let mut report = serde_json::Map::new();
-    let mut table = String::new();
-    table.push_str("| set | mode | n |");
+    let mut table = String::from("| set | mode | n |");
     for k in &ks {
         table.push_str(&format!(" R@{k} |"));
     }
@@ -82,9 +123,10 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
     for k in &ks {
         table.push_str(&format!(" P@{k} | F1@{k} |"));
     }
-    table.push_str(" p50 ms |\n|");
-    table.push_str(&"---|".repeat(5 + ks.len() * 3 + 1));
+    table.push_str(" p50 ms | p95 ms |\n|");
+    table.push_str(&"---|".repeat(5 + ks.len() * 3 + 2));
     table.push('\n');
+    let candidates = max_k.max(HYBRID_CANDIDATES);
     for path in &args.sets {
         let items = load_set(path)?;
         let gold: Vec<Vec<HashSet<String>>> = items
@@ -96,31 +138,69 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
                     .collect()
             })
             .collect::<Result<_, _>>()?;
-        let mut ranked = Vec::with_capacity(items.len());
-        let mut latencies = Vec::with_capacity(items.len());
+        // Per mode: ranked IRIs and latencies. BM25 and dense run once per question;
+        // hybrid fuses those same lists (its latency is the sum plus the fusion).
+        let mut ranked: Vec<Vec<Vec<String>>> = vec![Vec::new(); modes.len()];
+        let mut latency: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
         for it in &items {
             let t = Instant::now();
-            let hits = index.search(&it.question, max_k, false)?;
-            latencies.push(t.elapsed().as_secs_f64() * 1000.0);
-            ranked.push(hits.into_iter().map(|h| h.article.iri).collect::<Vec<_>>());
+            let bm25 = retriever.bm25(&it.question, candidates, false)?;
+            let t_bm25 = t.elapsed().as_secs_f64() * 1000.0;
+            let mut dense: Vec<Hit> = Vec::new();
+            let mut t_dense = 0.0;
+            if !args.bm25_only {
+                let t = Instant::now();
+                dense = retriever.dense(&it.question, candidates, false)?;
+                t_dense = t.elapsed().as_secs_f64() * 1000.0;
+            }
+            for (m, mode) in modes.iter().enumerate() {
+                let (list, ms) = match mode {
+                    Mode::Bm25 => (bm25.clone(), t_bm25),
+                    Mode::Dense => (dense.clone(), t_dense),
+                    Mode::Hybrid => {
+                        let t = Instant::now();
+                        let fused = Retriever::fuse(&bm25, &dense, args.fusion.fusion(), max_k);
+                        (fused, t_bm25 + t_dense + t.elapsed().as_secs_f64() * 1000.0)
+                    }
+                };
+                ranked[m].push(list.into_iter().take(max_k).map(|h| h.iri).collect());
+                latency[m].push(ms);
+            }
         }
-        latencies.sort_by(f64::total_cmp);
-        let p50 = latencies.get(latencies.len() / 2).copied().unwrap_or(0.0);
-        let m = score(&ranked, &gold, &ks);
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().trim_end_matches(".jsonl").to_owned())
             .unwrap_or_default();
-        table.push_str(&format!("| {name} | bm25 | {} |", m.questions));
-        for k in &ks {
-            table.push_str(&format!(" {:.3} |", m.recall_at[k]));
+        let mut per_mode = serde_json::Map::new();
+        for (m, mode) in modes.iter().enumerate() {
+            latency[m].sort_by(f64::total_cmp);
+            let (p50, p95) = (percentile(&latency[m], 50), percentile(&latency[m], 95));
+            let metrics: RetrievalMetrics = score(&ranked[m], &gold, &ks);
+            let mode_name = serde_json::to_value(mode)?
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            table.push_str(&format!("| {name} | {mode_name} | {} |", metrics.questions));
+            for k in &ks {
+                table.push_str(&format!(" {:.3} |", metrics.recall_at[k]));
+            }
+            table.push_str(&format!(
+                " {:.3} | {:.3} |",
+                metrics.mrr_at_10, metrics.ndcg_at_10
+            ));
+            for k in &ks {
+                table.push_str(&format!(
+                    " {:.3} | {:.3} |",
+                    metrics.precision_at[k], metrics.f1_at[k]
+                ));
+            }
+            table.push_str(&format!(" {p50:.2} | {p95:.2} |\n"));
+            per_mode.insert(
+                mode_name,
+                serde_json::json!({ "metrics": metrics, "p50_ms": p50, "p95_ms": p95 }),
+            );
         }
-        table.push_str(&format!(" {:.3} | {:.3} |", m.mrr_at_10, m.ndcg_at_10));
-        for k in &ks {
-            table.push_str(&format!(" {:.3} | {:.3} |", m.precision_at[k], m.f1_at[k]));
-        }
-        table.push_str(&format!(" {p50:.2} |\n"));
-        report.insert(name, serde_json::json!({ "bm25": m, "bm25_p50_ms": p50 }));
+        report.insert(name, serde_json::Value::Object(per_mode));
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

@@ -8,6 +8,10 @@ fn coal(args: &[&str]) -> Output {
         .args(args)
         .env_remove("COAL_STORE")
         .env_remove("COAL_CORPUS")
+        .env(
+            "COAL_MODEL",
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/models/e5-small-q4.bin"),
+        )
         .output()
         .unwrap()
 }
@@ -340,7 +344,15 @@ fn search_finds_articles_by_bm25() {
     let store = dir.path().join("store");
     build(&store, &fixtures().join("versions"));
     let s = store.to_str().unwrap();
-    let out = coal(&["search", "--store", s, "--json", "男女平等 基本国策"]);
+    let out = coal(&[
+        "search",
+        "--store",
+        s,
+        "--mode",
+        "bm25",
+        "--json",
+        "男女平等 基本国策",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(hits[0]["article"]["label"], "第二条");
@@ -380,18 +392,21 @@ fn eval_retrieval_scores_a_fixture_set() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let m = &r["mini"]["bm25"];
-    assert_eq!(m["questions"], 3);
-    // mini-1 and mini-2 are found at rank 1; mini-3's gold is the 2018 text of 第二条,
-    // which the default search (latest versions only) cannot return.
-    assert!(
-        (m["recall_at"]["1"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-9,
-        "{m}"
-    );
-    assert!(
-        (m["recall_at"]["3"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-9,
-        "{m}"
-    );
+    for mode in ["bm25", "dense", "hybrid"] {
+        let m = &r["mini"][mode]["metrics"];
+        assert_eq!(m["questions"], 3, "{mode}");
+        // mini-1 and mini-2 are found at rank 1; mini-3's gold is the 2018 text of 第二条,
+        // which the default search (latest versions only) cannot return.
+        assert!(
+            (m["recall_at"]["1"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-9,
+            "{mode}: {m}"
+        );
+        assert!(
+            (m["recall_at"]["3"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-9,
+            "{mode}: {m}"
+        );
+        assert!(r["mini"][mode]["p50_ms"].as_f64().unwrap() > 0.0);
+    }
     let table = stdout(&coal(&[
         "eval",
         "retrieval",
@@ -404,7 +419,10 @@ fn eval_retrieval_scores_a_fixture_set() {
         table.starts_with("| set | mode | n | R@1 | R@5 | R@10 | R@100 |"),
         "{table}"
     );
-    assert!(table.contains("| mini | bm25 | 3 |"), "{table}");
+    assert!(
+        table.contains("| mini | bm25 | 3 |") && table.contains("| mini | hybrid | 3 |"),
+        "{table}"
+    );
 
     let bad = coal(&[
         "eval",
@@ -448,4 +466,81 @@ fn a_structure_only_build_has_no_text_index_and_search_says_so() {
     );
     let sparql = coal(&["sparql", "--store", s, "ASK { ?a a coal:Article }"]);
     assert_eq!(stdout(&sparql).trim(), "true");
+}
+
+#[test]
+fn dense_and_hybrid_search_and_the_embedding_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let first = build(&store, &fixtures().join("versions"));
+    let e = &first["embeddings"];
+    assert_eq!(e["passages"], 5);
+    assert_eq!(e["embedded"], 5);
+    assert_eq!(e["from_cache"], 0);
+    // Rebuilding never re-embeds an unchanged text.
+    let second = build(&store, &fixtures().join("versions"));
+    assert_eq!(second["embeddings"]["embedded"], 0);
+    assert_eq!(second["embeddings"]["from_cache"], 5);
+    let s = store.to_str().unwrap();
+    for mode in ["dense", "hybrid"] {
+        let out = coal(&[
+            "search",
+            "--store",
+            s,
+            "--mode",
+            mode,
+            "--json",
+            "--k",
+            "2",
+            "国家采取什么措施保障妇女权益",
+        ]);
+        assert!(out.status.success(), "{mode}: {}", stderr(&out));
+        let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(hits.as_array().unwrap().len(), 2, "{mode}");
+        assert_eq!(hits[0]["article"]["label"], "第三条", "{mode}: {hits}");
+    }
+    let rrf = coal(&[
+        "search",
+        "--store",
+        s,
+        "--fusion",
+        "rrf",
+        "--k",
+        "1",
+        "男女平等 基本国策",
+    ]);
+    assert!(stdout(&rrf).contains("第二条"), "{}", stdout(&rrf));
+    let long = "妇女权益".repeat(400);
+    let out = coal(&["search", "--store", s, "--mode", "dense", &long]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("longer than the model's"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn dense_search_on_a_store_without_embeddings_says_how_to_build_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let s = store.to_str().unwrap();
+    let out = coal(&[
+        "build",
+        "--no-embeddings",
+        "--corpus",
+        fixtures().join("versions").to_str().unwrap(),
+        "--store",
+        s,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dense = coal(&["search", "--store", s, "--mode", "dense", "妇女"]);
+    assert!(!dense.status.success());
+    assert!(
+        stderr(&dense).contains("no embeddings; rebuild without --no-embeddings"),
+        "{}",
+        stderr(&dense)
+    );
+    let bm25 = coal(&["search", "--store", s, "--mode", "bm25", "妇女"]);
+    assert!(bm25.status.success(), "{}", stderr(&bm25));
 }

@@ -5,6 +5,7 @@
 //! build while writing; it reports progress through [`BuildObserver`] and hands the
 //! store a complete build or nothing.
 
+mod embed;
 mod rdf;
 
 use std::collections::BTreeMap;
@@ -16,6 +17,7 @@ use kg_store::meta;
 use sea_orm::ActiveValue::{NotSet, Set};
 use serde::Serialize;
 
+pub use embed::{EmbedReport, article_passages};
 pub use rdf::{GraphCounts, division_iris, law_iris, text_hash};
 
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +28,8 @@ pub enum BuildError {
     Store(#[from] kg_store::StoreError),
     #[error("--strict: {count} problem(s) in the input, the first: {first}")]
     Strict { count: usize, first: Box<Problem> },
+    #[error("embedding model: {0}")]
+    Model(coal_models::ModelError),
     #[error("no statute could be read: {0} file(s), all skipped")]
     NothingToBuild(usize),
 }
@@ -73,6 +77,8 @@ pub struct BuildSummary {
     pub warnings_by_kind: BTreeMap<String, usize>,
     pub errors_by_kind: BTreeMap<String, usize>,
     pub store_bytes: u64,
+    /// The embedding stage, when the build had a model.
+    pub embeddings: Option<EmbedReport>,
     pub seconds: BTreeMap<String, f64>,
     /// Every problem, with file and line.
     pub problems: Vec<Problem>,
@@ -94,6 +100,7 @@ pub fn parse(spec: &CorpusSpec, observer: &dyn BuildObserver) -> Result<Corpus, 
 /// committed one is untouched.
 pub async fn build(
     opts: &BuildOptions,
+    embedder: Option<&dyn coal_models::Embedder>,
     observer: &dyn BuildObserver,
 ) -> Result<BuildSummary, BuildError> {
     let mut seconds = BTreeMap::new();
@@ -125,11 +132,13 @@ pub async fn build(
         observer,
         &mut seconds,
         opts.structure_only,
+        embedder,
     )
     .await
     {
-        Ok(counts) => {
+        Ok((counts, embeddings)) => {
             let mut summary = summarize(&corpus, writer.id(), counts, seconds);
+            summary.embeddings = embeddings;
             summary.store_bytes = writer.disk_usage();
             let t = Instant::now();
             observer.stage("commit", None);
@@ -154,7 +163,8 @@ async fn write(
     observer: &dyn BuildObserver,
     seconds: &mut BTreeMap<String, f64>,
     structure_only: bool,
-) -> Result<GraphCounts, BuildError> {
+    embedder: Option<&dyn coal_models::Embedder>,
+) -> Result<(GraphCounts, Option<EmbedReport>), BuildError> {
     let t = Instant::now();
     let versions = corpus.versions().count() as u64;
     observer.stage("graph", Some(versions));
@@ -249,10 +259,16 @@ async fn write(
     writer.graph().bulk_load(pending)?;
     seconds.insert("graph".to_owned(), t.elapsed().as_secs_f64());
 
+    let mut embed_report = None;
     if !structure_only {
         let t = Instant::now();
         write_text_index(writer, corpus, observer)?;
         seconds.insert("bm25".to_owned(), t.elapsed().as_secs_f64());
+        if let Some(embedder) = embedder {
+            let t = Instant::now();
+            embed_report = Some(embed::embed_stage(writer, corpus, embedder, observer)?);
+            seconds.insert("embed".to_owned(), t.elapsed().as_secs_f64());
+        }
     }
 
     let t = Instant::now();
@@ -264,7 +280,7 @@ async fn write(
     meta::insert_all(writer.db(), article_rows).await?;
     observer.progress(3);
     seconds.insert("metadata".to_owned(), t.elapsed().as_secs_f64());
-    Ok(counts)
+    Ok((counts, embed_report))
 }
 
 /// Indexes every article of every version for BM25; older versions are marked so that
@@ -362,6 +378,7 @@ fn summarize(
         warnings_by_kind,
         errors_by_kind,
         store_bytes: 0,
+        embeddings: None,
         seconds,
         problems: corpus.problems.clone(),
     }

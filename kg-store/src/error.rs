@@ -30,6 +30,8 @@ pub enum StoreError {
     Db(#[from] sea_orm::DbErr),
     #[error("unsupported database URL `{0}`: use sqlite://PATH, postgres://… or mysql://…")]
     UnsupportedDbUrl(String),
+    #[error("vector index: {0}")]
+    VectorIndex(String),
     #[error("BM25 index: {0}")]
     TextIndex(String),
     #[error("serializing results: {0}")]

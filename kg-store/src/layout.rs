@@ -7,6 +7,8 @@
 //!   builds/<build-id>/
 //!     rdf/               oxigraph RocksDB store of that build
 //!     bm25/              tantivy index of the articles (jieba segmentation)
+//!     vectors/           HNSW index of article embeddings
+//!   cache/               embeddings by (model, text hash), shared by all builds
 //!     summary.json       the build's summary
 //! ```
 //! A build writes everything under its own folder and then replaces `CURRENT`; until
@@ -68,6 +70,10 @@ impl StoreDir {
 
     pub fn bm25_dir(&self, build: &str) -> PathBuf {
         self.build_dir(build).join("bm25")
+    }
+
+    pub fn vectors_dir(&self, build: &str) -> PathBuf {
+        self.build_dir(build).join("vectors")
     }
 
     pub fn default_db_url(&self) -> String {

@@ -9,6 +9,7 @@ mod graph;
 mod layout;
 pub mod meta;
 mod text_index;
+mod vectors;
 
 use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
@@ -17,6 +18,7 @@ pub use graph::{GraphBackend, LocalGraph, ResultFormat, SparqlOutput, is_update,
 pub use layout::{Manifest, StoreDir, now_rfc3339};
 pub use oxigraph;
 pub use text_index::{IndexedArticle, TextHit, TextIndex, TextIndexWriter};
+pub use vectors::{EmbeddingCache, TextKey, VectorHit, VectorIndex, VectorIndexWriter};
 
 /// A committed build, opened for reading (or, with `writable`, for SPARQL UPDATE).
 pub struct Store {
@@ -55,6 +57,11 @@ impl Store {
     /// The build's BM25 index.
     pub fn text_index(&self) -> Result<TextIndex> {
         TextIndex::open(&self.dir.bm25_dir(&self.build))
+    }
+
+    /// The build's dense vector index.
+    pub fn vector_index(&self) -> Result<VectorIndex> {
+        VectorIndex::open(&self.dir.vectors_dir(&self.build))
     }
 
     /// The metadata database (`db_url`, or the store's own SQLite file).
@@ -143,6 +150,16 @@ impl BuildWriter {
 
     pub fn db(&self) -> &DatabaseConnection {
         &self.db
+    }
+
+    /// A writer for this build's vector index.
+    pub fn vector_index_writer(&self, model_id: &str, dim: usize) -> VectorIndexWriter {
+        VectorIndexWriter::new(&self.dir.vectors_dir(&self.id), model_id, dim)
+    }
+
+    /// The store-wide embedding cache of `model_id`.
+    pub fn embedding_cache(&self, model_id: &str, dim: usize) -> Result<EmbeddingCache> {
+        EmbeddingCache::open(&self.dir.root().join("cache"), model_id, dim)
     }
 
     /// A writer for this build's BM25 index.

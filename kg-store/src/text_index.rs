@@ -158,6 +158,45 @@ impl TextIndex {
         })
     }
 
+    /// The stored fields of one article.
+    pub fn get(&self, iri: &str) -> Result<Option<IndexedArticle>> {
+        let q = TermQuery::new(
+            Term::from_field_text(self.fields.iri, iri),
+            IndexRecordOption::Basic,
+        );
+        let searcher = self.reader.searcher();
+        let top = searcher
+            .search(&q, &TopDocs::with_limit(1).order_by_score())
+            .map_err(tantivy_err(&self.path))?;
+        match top.first() {
+            Some(&(_, addr)) => {
+                let doc: TantivyDocument = searcher.doc(addr).map_err(tantivy_err(&self.path))?;
+                Ok(Some(self.article_of(&doc)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn article_of(&self, doc: &TantivyDocument) -> IndexedArticle {
+        let f = self.fields;
+        let get = |field: Field| {
+            doc.get_first(field)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        IndexedArticle {
+            iri: get(f.iri),
+            version_iri: get(f.version_iri),
+            law_title: get(f.law_title),
+            version_date: get(f.version_date),
+            label: get(f.label),
+            hierarchy: get(f.hierarchy),
+            text: get(f.text),
+            latest: get(f.latest) == "1",
+        }
+    }
+
     /// The question's distinct index terms, in order of first appearance.
     pub fn tokens(&self, question: &str) -> Vec<String> {
         let mut analyzer = self
@@ -228,24 +267,9 @@ impl TextIndex {
         let mut hits = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let doc: TantivyDocument = searcher.doc(addr).map_err(tantivy_err(&self.path))?;
-            let get = |field: Field| {
-                doc.get_first(field)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_owned()
-            };
             hits.push(TextHit {
                 score,
-                article: IndexedArticle {
-                    iri: get(f.iri),
-                    version_iri: get(f.version_iri),
-                    law_title: get(f.law_title),
-                    version_date: get(f.version_date),
-                    label: get(f.label),
-                    hierarchy: get(f.hierarchy),
-                    text: get(f.text),
-                    latest: get(f.latest) == "1",
-                },
+                article: self.article_of(&doc),
             });
         }
         Ok(hits)

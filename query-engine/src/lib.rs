@@ -5,6 +5,7 @@
 //! [`kg_store::GraphBackend`] and never depends on kg-build.
 
 pub mod eval;
+pub mod retrieve;
 
 use kg_store::oxigraph::model::Term;
 use kg_store::{GraphBackend, SparqlOutput};

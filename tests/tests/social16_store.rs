@@ -25,7 +25,7 @@ fn built() -> &'static Built {
             structure_only: false,
         };
         let rt = tokio::runtime::Runtime::new().unwrap();
-        let summary = rt.block_on(kg_build::build(&opts, &Quiet)).unwrap();
+        let summary = rt.block_on(kg_build::build(&opts, None, &Quiet)).unwrap();
         Built { dir, summary }
     })
 }

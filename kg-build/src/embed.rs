@@ -1,0 +1,135 @@
+//! The embedding stage: article passages (law title + article text, split at paragraph
+//! boundaries when longer than the model's window), embedded through the store's cache,
+//! then written to the build's HNSW index.
+
+use coal_corpus::{Article, Corpus, LawVersion};
+use coal_models::{Embedder, TextKind};
+use kg_store::{BuildWriter, EmbeddingCache};
+
+use crate::{BuildError, BuildObserver, law_iris};
+
+/// Texts embedded per call: large enough for batching, small enough that an interrupted
+/// build loses little (the cache is written after each batch).
+const BATCH: usize = 64;
+
+/// What the stage did, for the build summary.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct EmbedReport {
+    pub model_id: String,
+    pub passages: usize,
+    pub embedded: usize,
+    pub from_cache: usize,
+    pub tokens_embedded: usize,
+    pub split_articles: usize,
+}
+
+/// The passages of one article: its law title and text, in groups of whole paragraphs
+/// that fit the window (a single paragraph longer than the window stays whole and the
+/// encoder windows it).
+pub fn article_passages(v: &LawVersion, a: &Article, embedder: &dyn Embedder) -> Vec<String> {
+    let whole = format!("{}\n{}", v.title, a.text());
+    let window = embedder.window_tokens();
+    if embedder.token_count(&whole, TextKind::Passage) <= window {
+        return vec![whole];
+    }
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for p in &a.paragraphs {
+        let mut para = p.text.clone();
+        for it in &p.items {
+            para.push('\n');
+            para.push_str(&it.text);
+        }
+        let candidate = if current.is_empty() {
+            format!("{}\n{}", v.title, para)
+        } else {
+            format!("{current}\n{para}")
+        };
+        if current.is_empty() || embedder.token_count(&candidate, TextKind::Passage) <= window {
+            current = candidate;
+        } else {
+            out.push(std::mem::take(&mut current));
+            current = format!("{}\n{}", v.title, para);
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+pub fn embed_stage(
+    writer: &BuildWriter,
+    corpus: &Corpus,
+    embedder: &dyn Embedder,
+    observer: &dyn BuildObserver,
+) -> Result<EmbedReport, BuildError> {
+    let mut report = EmbedReport {
+        model_id: embedder.model_id().to_owned(),
+        ..Default::default()
+    };
+    // (article IRI, latest?, passage texts)
+    let mut articles = Vec::new();
+    for law in &corpus.laws {
+        let iris = law_iris(law);
+        let last = law.versions.len() - 1;
+        for (i, v) in law.versions.iter().enumerate() {
+            for a in &v.articles {
+                let passages = article_passages(v, a, embedder);
+                report.split_articles += (passages.len() > 1) as usize;
+                let iri =
+                    coal_ontology::iri::article(&iris.versions[i], a.number.main, a.number.suffix);
+                articles.push((iri, i == last, passages));
+            }
+        }
+    }
+    let mut cache = writer.embedding_cache(embedder.model_id(), embedder.dim())?;
+    let mut missing: Vec<&str> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (_, _, passages) in &articles {
+        for p in passages {
+            report.passages += 1;
+            let key = EmbeddingCache::key(p);
+            if cache.get(&key).is_some() {
+                report.from_cache += 1;
+            } else if seen.insert(key) {
+                missing.push(p);
+            }
+        }
+    }
+    observer.stage("embed", Some(missing.len() as u64));
+    for (done, batch) in missing.chunks(BATCH).enumerate() {
+        let vectors = embedder
+            .embed(batch, TextKind::Passage)
+            .map_err(BuildError::Model)?;
+        report.tokens_embedded += batch
+            .iter()
+            .map(|t| embedder.token_count(t, TextKind::Passage))
+            .sum::<usize>();
+        report.embedded += batch.len();
+        cache.insert(
+            batch
+                .iter()
+                .map(|t| EmbeddingCache::key(t))
+                .zip(vectors)
+                .collect(),
+        )?;
+        observer.progress(((done + 1) * BATCH).min(missing.len()) as u64);
+    }
+    observer.stage("vectors", None);
+    let mut index = writer.vector_index_writer(embedder.model_id(), embedder.dim());
+    for (iri, latest, passages) in articles {
+        let vectors = passages
+            .iter()
+            .map(|p| {
+                cache
+                    .get(&EmbeddingCache::key(p))
+                    .expect("every passage was embedded")
+                    .to_vec()
+            })
+            .collect();
+        index.add(&iri, latest, vectors);
+    }
+    index.finish()?;
+    Ok(report)
+}

@@ -1,0 +1,293 @@
+//! The retrievers: BM25, dense (e5 + HNSW) and their hybrid, over one build.
+
+use std::collections::HashMap;
+
+use coal_models::{Embedder, TextKind};
+use kg_store::{IndexedArticle, Store, TextIndex, VectorIndex};
+use serde::Serialize;
+
+use crate::QueryError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Bm25,
+    Dense,
+    Hybrid,
+}
+
+/// How hybrid fuses the two lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fusion {
+    /// The method's 0.7·minmax(dense) + 0.3·minmax(BM25) over the union of both lists.
+    Weighted,
+    /// Reciprocal-rank fusion, Σ 1/(60 + rank).
+    Rrf,
+}
+
+/// Candidates each retriever contributes to the hybrid union.
+pub const HYBRID_CANDIDATES: usize = 100;
+pub const DENSE_WEIGHT: f32 = 0.7;
+const RRF_K: f32 = 60.0;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Hit {
+    pub iri: String,
+    pub score: f32,
+    pub bm25: Option<f32>,
+    pub dense: Option<f32>,
+}
+
+/// One search's result, with what the caller should know about the question.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResult {
+    pub hits: Vec<Hit>,
+    pub warnings: Vec<String>,
+}
+
+pub struct Retriever {
+    text: TextIndex,
+    vectors: Option<VectorIndex>,
+    embedder: Option<Box<dyn Embedder>>,
+}
+
+fn minmax(scores: &HashMap<String, f32>) -> HashMap<String, f32> {
+    let (lo, hi) = scores
+        .values()
+        .fold((f32::MAX, f32::MIN), |(l, h), &s| (l.min(s), h.max(s)));
+    scores
+        .iter()
+        .map(|(k, &s)| (k.clone(), if hi > lo { (s - lo) / (hi - lo) } else { 1.0 }))
+        .collect()
+}
+
+impl Retriever {
+    /// Opens the build's indexes. Dense search needs both the vector index and an
+    /// embedder of the same model.
+    pub fn open(
+        store: &Store,
+        embedder: Option<Box<dyn Embedder>>,
+    ) -> Result<Retriever, QueryError> {
+        let text = store.text_index()?;
+        let vectors = match &embedder {
+            Some(_) => Some(store.vector_index()?),
+            None => None,
+        };
+        if let (Some(v), Some(e)) = (&vectors, &embedder)
+            && v.model_id() != e.model_id()
+        {
+            return Err(QueryError::BadInput(format!(
+                "the store's vectors come from {} but the configured model is {}; rebuild the store or configure that model",
+                v.model_id(),
+                e.model_id()
+            )));
+        }
+        Ok(Retriever {
+            text,
+            vectors,
+            embedder,
+        })
+    }
+
+    pub fn text_index(&self) -> &TextIndex {
+        &self.text
+    }
+
+    /// Stored fields of an article (law title, label, text) by IRI.
+    pub fn article(&self, iri: &str) -> Result<Option<IndexedArticle>, QueryError> {
+        Ok(self.text.get(iri)?)
+    }
+
+    fn check_question(
+        &self,
+        question: &str,
+        warnings: &mut Vec<String>,
+    ) -> Result<String, QueryError> {
+        let q = question.trim();
+        if q.is_empty() {
+            return Err(QueryError::BadInput("the question is empty".into()));
+        }
+        let q: String = q
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        if let Some(e) = &self.embedder {
+            let window = e.window_tokens();
+            if e.token_count(&q, TextKind::Query) > window {
+                // Keep the head that fits: questions state their point first.
+                let mut cut = q.chars().count();
+                while cut > 1
+                    && e.token_count(&q.chars().take(cut).collect::<String>(), TextKind::Query)
+                        > window
+                {
+                    cut = cut * 9 / 10;
+                }
+                warnings.push(format!("the question is longer than the model's {window}-token window; its first {cut} characters were used"));
+                return Ok(q.chars().take(cut).collect());
+            }
+        }
+        Ok(q)
+    }
+
+    pub fn bm25(
+        &self,
+        question: &str,
+        k: usize,
+        include_old: bool,
+    ) -> Result<Vec<Hit>, QueryError> {
+        Ok(self
+            .text
+            .search(question, k, include_old)?
+            .into_iter()
+            .map(|h| Hit {
+                iri: h.article.iri,
+                score: h.score,
+                bm25: Some(h.score),
+                dense: None,
+            })
+            .collect())
+    }
+
+    pub fn dense(
+        &self,
+        question: &str,
+        k: usize,
+        include_old: bool,
+    ) -> Result<Vec<Hit>, QueryError> {
+        let (Some(vectors), Some(embedder)) = (&self.vectors, &self.embedder) else {
+            return Err(QueryError::BadInput(
+                "dense search needs the embedding model and a store built with embeddings".into(),
+            ));
+        };
+        let q = embedder
+            .embed(&[question], TextKind::Query)
+            .map_err(|e| QueryError::BadInput(e.to_string()))?;
+        Ok(vectors
+            .search(&q[0], k, include_old)?
+            .into_iter()
+            .map(|h| Hit {
+                iri: h.iri,
+                score: h.score,
+                bm25: None,
+                dense: Some(h.score),
+            })
+            .collect())
+    }
+
+    /// Fuses BM25 and dense candidate lists (both computed once, reusable by callers that
+    /// also need them separately).
+    pub fn fuse(bm25: &[Hit], dense: &[Hit], fusion: Fusion, k: usize) -> Vec<Hit> {
+        let mut fused: HashMap<String, Hit> = HashMap::new();
+        match fusion {
+            Fusion::Weighted => {
+                let b = minmax(&bm25.iter().map(|h| (h.iri.clone(), h.score)).collect());
+                let d = minmax(&dense.iter().map(|h| (h.iri.clone(), h.score)).collect());
+                for h in bm25.iter().chain(dense) {
+                    let e = fused.entry(h.iri.clone()).or_insert(Hit {
+                        iri: h.iri.clone(),
+                        score: 0.0,
+                        bm25: None,
+                        dense: None,
+                    });
+                    e.bm25 = e.bm25.or(h.bm25);
+                    e.dense = e.dense.or(h.dense);
+                }
+                for h in fused.values_mut() {
+                    h.score = DENSE_WEIGHT * d.get(&h.iri).copied().unwrap_or(0.0)
+                        + (1.0 - DENSE_WEIGHT) * b.get(&h.iri).copied().unwrap_or(0.0);
+                }
+            }
+            Fusion::Rrf => {
+                for list in [bm25, dense] {
+                    for (rank, h) in list.iter().enumerate() {
+                        let e = fused.entry(h.iri.clone()).or_insert(Hit {
+                            iri: h.iri.clone(),
+                            score: 0.0,
+                            bm25: None,
+                            dense: None,
+                        });
+                        e.score += 1.0 / (RRF_K + rank as f32 + 1.0);
+                        e.bm25 = e.bm25.or(h.bm25);
+                        e.dense = e.dense.or(h.dense);
+                    }
+                }
+            }
+        }
+        let mut hits: Vec<Hit> = fused.into_values().collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+        hits.truncate(k);
+        hits
+    }
+
+    pub fn search(
+        &self,
+        question: &str,
+        mode: Mode,
+        fusion: Fusion,
+        k: usize,
+        include_old: bool,
+    ) -> Result<SearchResult, QueryError> {
+        let mut warnings = Vec::new();
+        let q = self.check_question(question, &mut warnings)?;
+        let hits = match mode {
+            Mode::Bm25 => self.bm25(&q, k, include_old)?,
+            Mode::Dense => self.dense(&q, k, include_old)?,
+            Mode::Hybrid => {
+                let n = k.max(HYBRID_CANDIDATES);
+                let b = self.bm25(&q, n, include_old)?;
+                let d = self.dense(&q, n, include_old)?;
+                Self::fuse(&b, &d, fusion, k)
+            }
+        };
+        Ok(SearchResult { hits, warnings })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(iri: &str, score: f32, bm25: bool) -> Hit {
+        Hit {
+            iri: iri.into(),
+            score,
+            bm25: bm25.then_some(score),
+            dense: (!bm25).then_some(score),
+        }
+    }
+
+    #[test]
+    fn weighted_fusion_is_the_methods_formula() {
+        let b = [
+            hit("a", 30.0, true),
+            hit("b", 20.0, true),
+            hit("c", 10.0, true),
+        ];
+        let d = [
+            hit("b", 0.9, false),
+            hit("d", 0.8, false),
+            hit("a", 0.7, false),
+        ];
+        let f = Retriever::fuse(&b, &d, Fusion::Weighted, 10);
+        let score = |iri: &str| f.iter().find(|h| h.iri == iri).unwrap().score;
+        // b: 0.7·1.0 + 0.3·0.5; a: 0.7·0 + 0.3·1; d: 0.7·0.5 + 0; c: 0 + 0.3·0
+        assert!((score("b") - 0.85).abs() < 1e-6);
+        assert!((score("a") - 0.30).abs() < 1e-6);
+        assert!((score("d") - 0.35).abs() < 1e-6);
+        assert!(score("c").abs() < 1e-6);
+        assert_eq!(f[0].iri, "b");
+        assert_eq!(f.len(), 4);
+        assert_eq!(f[0].bm25, Some(20.0));
+        assert_eq!(f[0].dense, Some(0.9));
+    }
+
+    #[test]
+    fn rrf_rewards_agreement() {
+        let b = [hit("a", 3.0, true), hit("b", 2.0, true)];
+        let d = [hit("b", 0.9, false), hit("c", 0.8, false)];
+        let f = Retriever::fuse(&b, &d, Fusion::Rrf, 2);
+        assert_eq!(f[0].iri, "b");
+        assert_eq!(f.len(), 2);
+    }
+}
