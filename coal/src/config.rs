@@ -21,7 +21,7 @@ pub struct StoreArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct ModelArgs {
-    /// The embedding model file (default: $COAL_MODEL, ../shared/models/e5-small-q4.bin, models/e5-small-q4.bin).
+    /// The embedding model file (default: $COAL_MODEL, ../shared/models/e5-small-q4.bin, `.models/e5-small-q4.bin`).
     #[arg(long, env = "COAL_MODEL")]
     pub model: Option<PathBuf>,
     /// Encoder threads (0 = all cores).

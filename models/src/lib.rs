@@ -1,0 +1,14 @@
+//! Models used on both sides of the store: the text encoder (multilingual-e5-small,
+//! 4-bit, in pure Rust) that embeds articles at build time and questions at query time.
+//!
+//! Architecture invariant: this crate knows nothing of statutes, graphs or stores; it
+//! turns text into vectors.
+
+pub mod e5;
+mod embedder;
+mod error;
+pub mod model_file;
+
+pub use e5::{E5Encoder, EncoderOptions, TextKind};
+pub use embedder::{Embedder, LocalE5, load_default_e5};
+pub use error::ModelError;
