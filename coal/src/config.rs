@@ -27,16 +27,83 @@ pub struct ModelArgs {
     /// Encoder threads (0 = all cores).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Configuration file (TOML); its `[embedder]` table can choose an OpenAI-compatible
+    /// endpoint instead of the local model. Default: `coal.toml` in the working directory, if any.
+    #[arg(long, env = "COAL_CONFIG")]
+    pub config: Option<PathBuf>,
+}
+
+/// The `[embedder]` table of the configuration file.
+#[derive(serde::Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct EmbedderConfig {
+    /// `e5` (the local model, default) or `openai` (any OpenAI-compatible endpoint).
+    #[serde(default)]
+    pub kind: Option<String>,
+    pub url: Option<String>,
+    pub model: Option<String>,
+    /// Name of the environment variable that holds the API key (the key itself never
+    /// goes into the file).
+    pub api_key_env: Option<String>,
+    #[serde(default)]
+    pub query_prefix: String,
+    #[serde(default)]
+    pub passage_prefix: String,
+    pub window_tokens: Option<usize>,
+}
+
+#[derive(serde::Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    #[serde(default)]
+    pub embedder: EmbedderConfig,
+}
+
+impl FileConfig {
+    pub fn read(explicit: Option<&std::path::Path>) -> anyhow::Result<FileConfig> {
+        let path = match explicit {
+            Some(p) => p.to_owned(),
+            None if std::path::Path::new("coal.toml").is_file() => PathBuf::from("coal.toml"),
+            None => return Ok(FileConfig::default()),
+        };
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read configuration {}", path.display()))?;
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    }
 }
 
 impl ModelArgs {
-    /// The local e5 encoder; builds verify the file's checksum.
+    /// The configured embedder: the local e5 encoder (builds verify its checksum) or an
+    /// OpenAI-compatible endpoint chosen in the configuration file.
     pub fn load(&self, verify: bool) -> anyhow::Result<Box<dyn coal_models::Embedder>> {
-        Ok(Box::new(coal_models::load_default_e5(
-            self.model.as_deref(),
-            self.threads,
-            verify,
-        )?))
+        let file = FileConfig::read(self.config.as_deref())?;
+        let e = file.embedder;
+        match e.kind.as_deref().unwrap_or("e5") {
+            "e5" => Ok(Box::new(coal_models::load_default_e5(
+                self.model.as_deref(),
+                self.threads,
+                verify,
+            )?)),
+            "openai" => {
+                let (Some(url), Some(model)) = (e.url, e.model) else {
+                    bail!("[embedder] kind = \"openai\" needs `url` and `model`");
+                };
+                let mut cfg = coal_models::OpenAiConfig::new(&url, &model);
+                if let Some(var) = e.api_key_env {
+                    cfg.api_key =
+                        Some(std::env::var(&var).with_context(|| {
+                            format!("[embedder] api_key_env: ${var} is not set")
+                        })?);
+                }
+                cfg.query_prefix = e.query_prefix;
+                cfg.passage_prefix = e.passage_prefix;
+                if let Some(w) = e.window_tokens {
+                    cfg.window_tokens = w;
+                }
+                Ok(Box::new(coal_models::OpenAiEmbedder::connect(cfg)?))
+            }
+            other => bail!("[embedder] kind `{other}` is unknown: use \"e5\" or \"openai\""),
+        }
     }
 }
 

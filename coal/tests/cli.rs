@@ -544,3 +544,105 @@ fn dense_search_on_a_store_without_embeddings_says_how_to_build_them() {
     let bm25 = coal(&["search", "--store", s, "--mode", "bm25", "妇女"]);
     assert!(bm25.status.success(), "{}", stderr(&bm25));
 }
+
+/// A scripted OpenAI-compatible embeddings server: vectors from character counts.
+struct FakeEmbeddings;
+
+impl wiremock::Respond for FakeEmbeddings {
+    fn respond(&self, req: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body: serde_json::Value = serde_json::from_slice(&req.body).unwrap();
+        let data: Vec<serde_json::Value> = body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let t = t.as_str().unwrap();
+                let v = [
+                    t.contains("基本国策") as u8 as f32,
+                    t.contains("措施") as u8 as f32,
+                    0.1,
+                ];
+                serde_json::json!({ "index": i, "embedding": v })
+            })
+            .collect();
+        wiremock::ResponseTemplate::new(200).set_body_json(serde_json::json!({ "data": data }))
+    }
+}
+
+#[test]
+fn protocol_build_and_search_with_an_openai_compatible_embedder_from_the_config_file() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(wiremock::MockServer::start());
+    rt.block_on(
+        wiremock::Mock::given(wiremock::matchers::path("/v1/embeddings"))
+            .respond_with(FakeEmbeddings)
+            .mount(&server),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("coal.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[embedder]\nkind = \"openai\"\nurl = \"{}\"\nmodel = \"fake\"\n",
+            server.uri()
+        ),
+    )
+    .unwrap();
+    let store = dir.path().join("store");
+    let s = store.to_str().unwrap();
+    let c = config.to_str().unwrap();
+    let out = coal(&[
+        "build",
+        "--config",
+        c,
+        "--corpus",
+        fixtures().join("versions").to_str().unwrap(),
+        "--store",
+        s,
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        summary["embeddings"]["model_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("openai:fake@")
+    );
+    assert_eq!(summary["embeddings"]["embedded"], 5);
+    let out = coal(&[
+        "search",
+        "--config",
+        c,
+        "--store",
+        s,
+        "--mode",
+        "dense",
+        "--k",
+        "1",
+        "--json",
+        "基本国策",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(hits[0]["article"]["label"], "第二条");
+    // The local model cannot query vectors of another model.
+    let out = coal(&["search", "--store", s, "--mode", "dense", "男女平等"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("the store's vectors come from openai:fake@"),
+        "{}",
+        stderr(&out)
+    );
+    // A bad configuration names the file.
+    std::fs::write(&config, "[embedder]\nkind = \"nope\"\n").unwrap();
+    let out = coal(&[
+        "search", "--config", c, "--store", s, "--mode", "dense", "x",
+    ]);
+    assert!(
+        stderr(&out).contains("kind `nope` is unknown"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -17,4 +17,6 @@ pub enum ModelError {
     },
     #[error("{0}")]
     Missing(String),
+    #[error("embedding endpoint {0}")]
+    Remote(String),
 }

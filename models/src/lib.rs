@@ -8,7 +8,9 @@ pub mod e5;
 mod embedder;
 mod error;
 pub mod model_file;
+pub mod openai;
 
 pub use e5::{E5Encoder, EncoderOptions, TextKind};
 pub use embedder::{Embedder, LocalE5, load_default_e5};
 pub use error::ModelError;
+pub use openai::{OpenAiConfig, OpenAiEmbedder};
