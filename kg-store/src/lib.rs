@@ -162,9 +162,9 @@ impl BuildWriter {
         EmbeddingCache::open(&self.dir.root().join("cache"), model_id, dim)
     }
 
-    /// A writer for this build's BM25 index.
-    pub fn text_index_writer(&self) -> Result<TextIndexWriter> {
-        TextIndexWriter::create(&self.dir.bm25_dir(&self.id))
+    /// A writer for this build's BM25 index; `words` extend the segmenter's dictionary.
+    pub fn text_index_writer(&self, words: &[String]) -> Result<TextIndexWriter> {
+        TextIndexWriter::create(&self.dir.bm25_dir(&self.id), words)
     }
 
     /// Disk use of this build's folder so far, in bytes.

@@ -72,10 +72,21 @@ fn schema() -> (Schema, Fields) {
     (sb.build(), fields)
 }
 
-fn register_tokenizer(index: &Index) {
-    let analyzer = TextAnalyzer::builder(tantivy_jieba::JiebaTokenizer::new())
-        .filter(LowerCaser)
-        .build();
+/// Extra dictionary words (law names, defined terms), kept beside the index so that the
+/// reader segments questions exactly as the writer segmented articles.
+const WORDS_FILE: &str = "words.txt";
+
+fn register_tokenizer(index: &Index, words: &[String]) {
+    let tokenizer = if words.is_empty() {
+        tantivy_jieba::JiebaTokenizer::new()
+    } else {
+        let mut jieba = jieba_rs::Jieba::new();
+        for w in words {
+            jieba.add_word(w, None, None);
+        }
+        tantivy_jieba::JiebaTokenizer::with_jieba(jieba)
+    };
+    let analyzer = TextAnalyzer::builder(tokenizer).filter(LowerCaser).build();
     index.tokenizers().register(TOKENIZER, analyzer);
 }
 
@@ -91,11 +102,15 @@ pub struct TextIndexWriter {
 }
 
 impl TextIndexWriter {
-    pub fn create(path: &Path) -> Result<TextIndexWriter> {
+    /// Creates an index whose segmenter also knows `words` (e.g. law names).
+    pub fn create(path: &Path, words: &[String]) -> Result<TextIndexWriter> {
         std::fs::create_dir_all(path).map_err(|e| StoreError::io(path, e))?;
+        let words_path = path.join(WORDS_FILE);
+        std::fs::write(&words_path, words.join("\n"))
+            .map_err(|e| StoreError::io(&words_path, e))?;
         let (schema, fields) = schema();
         let index = Index::create_in_dir(path, schema).map_err(tantivy_err(path))?;
-        register_tokenizer(&index);
+        register_tokenizer(&index, words);
         let writer = index.writer(64_000_000).map_err(tantivy_err(path))?;
         Ok(TextIndexWriter {
             writer,
@@ -147,7 +162,17 @@ impl TextIndex {
             )));
         }
         let index = Index::open_in_dir(path).map_err(tantivy_err(path))?;
-        register_tokenizer(&index);
+        let words_path = path.join(WORDS_FILE);
+        let words: Vec<String> = match std::fs::read_to_string(&words_path) {
+            Ok(text) => text
+                .lines()
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(StoreError::io(&words_path, e)),
+        };
+        register_tokenizer(&index, &words);
         let (_, fields) = schema();
         let reader = index.reader().map_err(tantivy_err(path))?;
         Ok(TextIndex {
@@ -297,7 +322,7 @@ mod tests {
     fn round_trip_after_reopening_with_old_versions_filtered() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bm25");
-        let mut w = TextIndexWriter::create(&path).unwrap();
+        let mut w = TextIndexWriter::create(&path, &["道路交通安全法".to_owned()]).unwrap();
         w.add(&article(
             "a1",
             "中华人民共和国劳动合同法",
@@ -334,6 +359,12 @@ mod tests {
 
         let index = TextIndex::open(&path).unwrap();
         assert_eq!(index.num_docs(), 4);
+        // The extra dictionary word survives reopening: the law name is one term.
+        assert!(
+            index
+                .tokens("道路交通安全法第七十六条")
+                .contains(&"道路交通安全法".to_owned())
+        );
         let hits = index.search("协商一致解除劳动合同", 10, false).unwrap();
         assert_eq!(hits[0].article.iri, "a1");
         assert!(
