@@ -163,7 +163,9 @@ impl VectorIndexWriter {
     pub fn finish(self) -> Result<()> {
         std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
         let n = self.vectors.len().max(1);
-        let hnsw = Hnsw::<f32, DistDot>::new(16, n, 16, 200, DistDot {});
+        // Cosine, not the dot product: identical texts give dot products a rounding step
+        // above 1, which DistDot rejects with a panic; DistCosine clamps.
+        let hnsw = Hnsw::<f32, DistCosine>::new(16, n, 16, 200, DistCosine {});
         let data: Vec<(&Vec<f32>, usize)> = self.vectors.iter().zip(0..).collect();
         hnsw.parallel_insert(&data);
         hnsw.file_dump(&self.dir, BASENAME)
@@ -187,7 +189,7 @@ pub struct VectorHit {
 
 /// An opened HNSW index.
 pub struct VectorIndex {
-    hnsw: Hnsw<'static, f32, DistDot>,
+    hnsw: Hnsw<'static, f32, DistCosine>,
     meta: VectorMeta,
 }
 
@@ -207,7 +209,7 @@ impl VectorIndex {
                 .map_err(|e| StoreError::VectorIndex(format!("{}: {e}", meta_path.display())))?;
         let loader: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, BASENAME)));
         let hnsw = loader
-            .load_hnsw::<f32, DistDot>()
+            .load_hnsw::<f32, DistCosine>()
             .map_err(|e| StoreError::VectorIndex(format!("{}: {e}", dir.display())))?;
         Ok(VectorIndex { hnsw, meta })
     }
@@ -313,9 +315,11 @@ mod tests {
         w.add("b", true, vec![unit(&[0.7, 0.7, 0.1])]);
         w.add("a-old", false, vec![unit(&[1.0, 0.01, 0.0])]);
         w.add("c", true, vec![unit(&[0.0, 0.0, 1.0])]);
+        // The same vector twice (one text in two versions) must not upset the index.
+        w.add("c-old", false, vec![unit(&[0.0, 0.0, 1.0])]);
         w.finish().unwrap();
         let idx = VectorIndex::open(&path).unwrap();
-        assert_eq!(idx.vector_count(), 5);
+        assert_eq!(idx.vector_count(), 6);
         let hits = idx.search(&unit(&[0.0, 1.0, 0.0]), 2, false).unwrap();
         assert_eq!(hits[0].iri, "a", "an article is found by its second vector");
         assert!((hits[0].score - 1.0).abs() < 1e-5);
