@@ -326,6 +326,10 @@ pub struct EvalRetrievalArgs {
     /// Only BM25 (no model needed; for stores built without embeddings).
     #[arg(long)]
     pub bm25_only: bool,
+    /// Search superseded versions too (gold labels may cite the version in force when the
+    /// question was asked).
+    #[arg(long)]
+    pub include_old: bool,
     /// How hybrid fuses BM25 and dense.
     #[arg(long, value_enum, default_value = "weighted")]
     pub fusion: FusionArg,

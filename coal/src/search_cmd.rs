@@ -126,7 +126,12 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
     table.push_str(" p50 ms | p95 ms |\n|");
     table.push_str(&"---|".repeat(5 + ks.len() * 3 + 2));
     table.push('\n');
-    let candidates = max_k.max(HYBRID_CANDIDATES);
+    // Hybrid fuses the top 100 of each list; alone, each retriever is asked for what is scored.
+    let candidates = if args.bm25_only {
+        max_k
+    } else {
+        max_k.max(HYBRID_CANDIDATES)
+    };
     for path in &args.sets {
         let items = load_set(path)?;
         let gold: Vec<Vec<HashSet<String>>> = items
@@ -144,13 +149,13 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
         let mut latency: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
         for it in &items {
             let t = Instant::now();
-            let bm25 = retriever.bm25(&it.question, candidates, false)?;
+            let bm25 = retriever.bm25(&it.question, candidates, args.include_old)?;
             let t_bm25 = t.elapsed().as_secs_f64() * 1000.0;
             let mut dense: Vec<Hit> = Vec::new();
             let mut t_dense = 0.0;
             if !args.bm25_only {
                 let t = Instant::now();
-                dense = retriever.dense(&it.question, candidates, false)?;
+                dense = retriever.dense(&it.question, candidates, args.include_old)?;
                 t_dense = t.elapsed().as_secs_f64() * 1000.0;
             }
             for (m, mode) in modes.iter().enumerate() {

@@ -291,21 +291,7 @@ fn write_text_index(
     observer: &dyn BuildObserver,
 ) -> Result<(), BuildError> {
     observer.stage("bm25", Some(corpus.article_count() as u64));
-    // Law names as single dictionary words: questions name laws far more often than
-    // they quote them.
-    let mut words: Vec<String> = corpus
-        .laws
-        .iter()
-        .flat_map(|l| {
-            l.versions
-                .iter()
-                .flat_map(|v| [v.title.clone(), v.short_name.clone()])
-        })
-        .filter(|w| w.chars().count() >= 2)
-        .collect();
-    words.sort();
-    words.dedup();
-    let mut index = writer.text_index_writer(&words)?;
+    let mut index = writer.text_index_writer()?;
     let mut done = 0u64;
     for law in &corpus.laws {
         let iris = law_iris(law);

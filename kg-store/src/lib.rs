@@ -17,7 +17,7 @@ pub use error::{Result, StoreError};
 pub use graph::{GraphBackend, LocalGraph, ResultFormat, SparqlOutput, is_update, named_graph};
 pub use layout::{Manifest, StoreDir, now_rfc3339};
 pub use oxigraph;
-pub use text_index::{IndexedArticle, TextHit, TextIndex, TextIndexWriter};
+pub use text_index::{FieldWeights, IndexedArticle, TextHit, TextIndex, TextIndexWriter};
 pub use vectors::{EmbeddingCache, TextKey, VectorHit, VectorIndex, VectorIndexWriter};
 
 /// A committed build, opened for reading (or, with `writable`, for SPARQL UPDATE).
@@ -162,9 +162,9 @@ impl BuildWriter {
         EmbeddingCache::open(&self.dir.root().join("cache"), model_id, dim)
     }
 
-    /// A writer for this build's BM25 index; `words` extend the segmenter's dictionary.
-    pub fn text_index_writer(&self, words: &[String]) -> Result<TextIndexWriter> {
-        TextIndexWriter::create(&self.dir.bm25_dir(&self.id), words)
+    /// A writer for this build's BM25 index.
+    pub fn text_index_writer(&self) -> Result<TextIndexWriter> {
+        TextIndexWriter::create(&self.dir.bm25_dir(&self.id))
     }
 
     /// Disk use of this build's folder so far, in bytes.
