@@ -119,17 +119,7 @@ pub fn matmul(
             wexp.fill(0);
             dw.fill(0.0);
         }
-        for r in 0..ro {
-            for b in 0..nb {
-                let blk = w.block(oo + r, b);
-                dw[r * nb + b] = fp16_to_f32(u16::from_le_bytes([blk[0], blk[1]]));
-                let o = &mut wexp[r * nin + b * QK..r * nin + (b + 1) * QK];
-                for j in 0..16 {
-                    o[j] = (blk[2 + j] & 0x0f) as i8;
-                    o[j + 16] = (blk[2 + j] >> 4) as i8;
-                }
-            }
-        }
+        expand_rows(w, oo, ro, &mut wexp, &mut dw);
         for (ti, t) in tokens.clone().enumerate() {
             let a = &acts.q[t * nin..(t + 1) * nin];
             let da = &acts.d[t * nb..(t + 1) * nb];
@@ -147,6 +137,23 @@ pub fn matmul(
             let out = &mut y[ti * nout + oo..ti * nout + oo + ro];
             for r in 0..ro {
                 out[r] = bias[oo + r] + acc[r];
+            }
+        }
+    }
+}
+
+/// Unpacks rows `first..first+count` of `w` into one int8 (0..15) per weight and one f32
+/// scale per block, the form the row kernels read.
+fn expand_rows(w: Q4Matrix<'_>, first: usize, count: usize, wexp: &mut [i8], dw: &mut [f32]) {
+    let (nin, nb) = (w.cols, w.cols / QK);
+    for r in 0..count {
+        for b in 0..nb {
+            let blk = w.block(first + r, b);
+            dw[r * nb + b] = fp16_to_f32(u16::from_le_bytes([blk[0], blk[1]]));
+            let o = &mut wexp[r * nin + b * QK..r * nin + (b + 1) * QK];
+            for j in 0..16 {
+                o[j] = (blk[2 + j] & 0x0f) as i8;
+                o[j + 16] = (blk[2 + j] >> 4) as i8;
             }
         }
     }
@@ -376,16 +383,7 @@ mod tests {
         let mut acc = [0f32; RO];
         let mut wexp = vec![0i8; RO * nin];
         let mut dw = vec![0f32; RO * 2];
-        for r in 0..RO {
-            for b in 0..2 {
-                let blk = w.block(r, b);
-                dw[r * 2 + b] = fp16_to_f32(u16::from_le_bytes([blk[0], blk[1]]));
-                for j in 0..16 {
-                    wexp[r * nin + b * QK + j] = (blk[2 + j] & 0x0f) as i8;
-                    wexp[r * nin + b * QK + j + 16] = (blk[2 + j] >> 4) as i8;
-                }
-            }
-        }
+        expand_rows(w, 0, RO, &mut wexp, &mut dw);
         rows_scalar(
             &wexp,
             &dw,
