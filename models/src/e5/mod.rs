@@ -321,7 +321,9 @@ impl E5Encoder {
                 &acts,
                 t_len,
             );
-            mid.par_iter_mut().for_each(|m| *m = gelu(*m));
+            // In chunks, so the inner loop vectorizes.
+            mid.par_chunks_mut(4096)
+                .for_each(|c| c.iter_mut().for_each(|m| *m = gelu(*m)));
             let acts = quantize(&mid, ff);
             let fo = self.par_matmul(
                 self.q4(layer.ffn_out.0, h, ff),
