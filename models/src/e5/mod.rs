@@ -282,11 +282,8 @@ impl E5Encoder {
                         prob[s - s0] = d;
                         mx = mx.max(d);
                     }
-                    let mut sum = 0f32;
-                    for p in prob.iter_mut() {
-                        *p = (*p - mx).exp();
-                        sum += *p;
-                    }
+                    prob.iter_mut().for_each(|p| *p = kernels::exp(*p - mx));
+                    let sum: f32 = prob.iter().sum();
                     let inv = 1.0 / sum;
                     let oh = &mut out[head * hd..(head + 1) * hd];
                     for s in s0..s1 {
