@@ -129,6 +129,12 @@ struct VectorMeta {
 
 const BASENAME: &str = "vectors";
 
+/// Stored and query vectors are scaled by this, so that a dot product of two unit
+/// vectors stays below 1 even with rounding: DistDot (the fast distance for normalized
+/// vectors) panics on `1 − dot < 0`, which identical texts in two versions produce.
+/// Scores are divided by SHRINK² again.
+const SHRINK: f32 = 0.9999;
+
 /// Collects article vectors for one build, then writes the HNSW index.
 pub struct VectorIndexWriter {
     dir: PathBuf,
@@ -156,16 +162,14 @@ impl VectorIndexWriter {
         self.meta.articles.push((iri.to_owned(), latest));
         for v in vectors {
             self.meta.owner.push(owner);
-            self.vectors.push(v);
+            self.vectors.push(v.iter().map(|x| x * SHRINK).collect());
         }
     }
 
     pub fn finish(self) -> Result<()> {
         std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
         let n = self.vectors.len().max(1);
-        // Cosine, not the dot product: identical texts give dot products a rounding step
-        // above 1, which DistDot rejects with a panic; DistCosine clamps.
-        let hnsw = Hnsw::<f32, DistCosine>::new(16, n, 16, 200, DistCosine {});
+        let hnsw = Hnsw::<f32, DistDot>::new(16, n, 16, 200, DistDot {});
         let data: Vec<(&Vec<f32>, usize)> = self.vectors.iter().zip(0..).collect();
         hnsw.parallel_insert(&data);
         hnsw.file_dump(&self.dir, BASENAME)
@@ -189,7 +193,7 @@ pub struct VectorHit {
 
 /// An opened HNSW index.
 pub struct VectorIndex {
-    hnsw: Hnsw<'static, f32, DistCosine>,
+    hnsw: Hnsw<'static, f32, DistDot>,
     meta: VectorMeta,
 }
 
@@ -209,7 +213,7 @@ impl VectorIndex {
                 .map_err(|e| StoreError::VectorIndex(format!("{}: {e}", meta_path.display())))?;
         let loader: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, BASENAME)));
         let hnsw = loader
-            .load_hnsw::<f32, DistCosine>()
+            .load_hnsw::<f32, DistDot>()
             .map_err(|e| StoreError::VectorIndex(format!("{}: {e}", dir.display())))?;
         Ok(VectorIndex { hnsw, meta })
     }
@@ -237,15 +241,16 @@ impl VectorIndex {
         }
         let latest_only =
             |id: &usize| include_old || self.meta.articles[self.meta.owner[*id] as usize].1;
-        // Several vectors may belong to one article: ask for more, keep each article's best.
-        let want = (k * 3).max(k + 8);
+        // A few articles have several vectors: ask for a few more, keep each article's best.
+        let want = k + k / 4 + 8;
+        let q: Vec<f32> = query.iter().map(|x| x * SHRINK).collect();
         let found = self
             .hnsw
-            .search_filter(query, want, want.max(64), Some(&latest_only));
+            .search_filter(&q, want, want.max(64), Some(&latest_only));
         let mut best: HashMap<u32, f32> = HashMap::new();
         for n in found {
             let owner = self.meta.owner[n.d_id];
-            let score = 1.0 - n.distance;
+            let score = (1.0 - n.distance) / (SHRINK * SHRINK);
             let e = best.entry(owner).or_insert(f32::MIN);
             *e = e.max(score);
         }
