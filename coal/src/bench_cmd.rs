@@ -25,6 +25,11 @@ pub fn encoder(args: BenchEncoderArgs) -> anyhow::Result<()> {
         .flat_map(|v| v.articles.iter().map(|a| a.text()))
         .take(args.articles)
         .collect();
+    let texts: Vec<String> = texts.into_iter().map(|t| t.replace('\n', " ")).collect();
+    if let Some(path) = &args.write_texts {
+        std::fs::write(path, texts.join("\n") + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
     let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
     let tokens: usize = refs
         .iter()

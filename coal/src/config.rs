@@ -370,6 +370,9 @@ pub struct BenchEncoderArgs {
     /// How many articles to embed.
     #[arg(long, default_value_t = 400)]
     pub articles: usize,
+    /// Also write the benchmarked texts here, one per line (for comparing other engines).
+    #[arg(long)]
+    pub write_texts: Option<PathBuf>,
     /// Rounds of the single-question latency measurement.
     #[arg(long, default_value_t = 20)]
     pub repeat: usize,
