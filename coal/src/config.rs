@@ -270,6 +270,8 @@ pub struct SearchArgs {
     #[arg(long, value_enum, default_value = "weighted")]
     pub fusion: FusionArg,
     #[command(flatten)]
+    pub bm25: Bm25Args,
+    #[command(flatten)]
     pub model: ModelArgs,
     /// How many articles to return.
     #[arg(long, default_value_t = 10)]
@@ -334,6 +336,8 @@ pub struct EvalRetrievalArgs {
     #[arg(long, value_enum, default_value = "weighted")]
     pub fusion: FusionArg,
     #[command(flatten)]
+    pub bm25: Bm25Args,
+    #[command(flatten)]
     pub model: ModelArgs,
     #[arg(long)]
     pub json: bool,
@@ -378,4 +382,35 @@ pub struct BenchEncoderArgs {
     pub repeat: usize,
     #[command(flatten)]
     pub model: ModelArgs,
+}
+
+/// BM25 field weights from `TITLE,HIERARCHY,LABEL,TEXT`.
+pub fn parse_bm25_weights(s: &str) -> Result<kg_store::FieldWeights, String> {
+    let w: Vec<f32> = s
+        .split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<f32>()
+                .map_err(|_| format!("`{x}` is not a number"))
+        })
+        .collect::<Result<_, _>>()?;
+    match w[..] {
+        [law_title, hierarchy, label, text] if w.iter().all(|v| *v >= 0.0) => {
+            Ok(kg_store::FieldWeights {
+                law_title,
+                hierarchy,
+                label,
+                text,
+            })
+        }
+        _ => Err("four weights >= 0 are needed: TITLE,HIERARCHY,LABEL,TEXT".into()),
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct Bm25Args {
+    /// BM25 weights of the law title, hierarchy path, label and text fields
+    /// (default: kg_store::FieldWeights::default(), 0.5,0,1,1).
+    #[arg(long, value_name = "TITLE,HIERARCHY,LABEL,TEXT", value_parser = parse_bm25_weights)]
+    pub bm25_weights: Option<kg_store::FieldWeights>,
 }

@@ -25,7 +25,8 @@ pub fn search(args: SearchArgs) -> anyhow::Result<()> {
     } else {
         Some(args.model.load(false)?)
     };
-    let retriever = Retriever::open(&store, embedder)?;
+    let mut retriever = Retriever::open(&store, embedder)?;
+    retriever.set_bm25_weights(args.bm25.bm25_weights.unwrap_or_default());
     let result = retriever.search(
         &args.question,
         mode,
@@ -99,7 +100,8 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
     } else {
         Some(args.model.load(false)?)
     };
-    let retriever = Retriever::open(&store, embedder)?;
+    let mut retriever = Retriever::open(&store, embedder)?;
+    retriever.set_bm25_weights(args.bm25.bm25_weights.unwrap_or_default());
     let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let (versions, articles) = rt.block_on(async {
         let db = store.meta(args.store.db_url.as_deref()).await?;

@@ -29,14 +29,21 @@ fn stderr(o: &Output) -> String {
 }
 
 fn build(store: &Path, corpus: &Path) -> serde_json::Value {
-    let out = coal(&[
+    build_with(store, corpus, &[])
+}
+
+/// `coal build` with extra flags; must succeed; returns the JSON summary.
+fn build_with(store: &Path, corpus: &Path, flags: &[&str]) -> serde_json::Value {
+    let mut args = vec![
         "build",
         "--corpus",
         corpus.to_str().unwrap(),
         "--store",
         store.to_str().unwrap(),
         "--json",
-    ]);
+    ];
+    args.extend_from_slice(flags);
+    let out = coal(&args);
     assert!(out.status.success(), "{}", stderr(&out));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -367,6 +374,30 @@ fn search_finds_articles_by_bm25() {
         "1",
     ]));
     assert!(text.contains("(2018-10-26) 第二条"), "{text}");
+    let title_only = coal(&[
+        "search",
+        "--store",
+        s,
+        "--mode",
+        "bm25",
+        "--bm25-weights",
+        "1,0,0,0",
+        "--json",
+        "基本国策",
+    ]);
+    assert!(title_only.status.success(), "{}", stderr(&title_only));
+    let hits: serde_json::Value = serde_json::from_slice(&title_only.stdout).unwrap();
+    assert!(
+        hits.as_array().unwrap().is_empty(),
+        "no law title contains 基本国策: {hits}"
+    );
+    let bad = coal(&["search", "--store", s, "--bm25-weights", "1,x", "妇女"]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("`x` is not a number"),
+        "{}",
+        stderr(&bad)
+    );
     let empty = coal(&["search", "--store", s, "   "]);
     assert!(!empty.status.success());
     assert!(stderr(&empty).contains("the question is empty"));
@@ -445,17 +476,7 @@ fn a_structure_only_build_has_no_text_index_and_search_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     let s = store.to_str().unwrap();
-    let out = coal(&[
-        "build",
-        "--structure-only",
-        "--corpus",
-        fixtures().join("versions").to_str().unwrap(),
-        "--store",
-        s,
-        "--json",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let summary = build_with(&store, &fixtures().join("versions"), &["--structure-only"]);
     assert!(summary["seconds"].get("bm25").is_none());
     let search = coal(&["search", "--store", s, "妇女"]);
     assert!(!search.status.success());
@@ -525,15 +546,8 @@ fn dense_search_on_a_store_without_embeddings_says_how_to_build_them() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     let s = store.to_str().unwrap();
-    let out = coal(&[
-        "build",
-        "--no-embeddings",
-        "--corpus",
-        fixtures().join("versions").to_str().unwrap(),
-        "--store",
-        s,
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let summary = build_with(&store, &fixtures().join("versions"), &["--no-embeddings"]);
+    assert!(summary["embeddings"].is_null());
     let dense = coal(&["search", "--store", s, "--mode", "dense", "妇女"]);
     assert!(!dense.status.success());
     assert!(
@@ -592,18 +606,7 @@ fn protocol_build_and_search_with_an_openai_compatible_embedder_from_the_config_
     let store = dir.path().join("store");
     let s = store.to_str().unwrap();
     let c = config.to_str().unwrap();
-    let out = coal(&[
-        "build",
-        "--config",
-        c,
-        "--corpus",
-        fixtures().join("versions").to_str().unwrap(),
-        "--store",
-        s,
-        "--json",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let summary = build_with(&store, &fixtures().join("versions"), &["--config", c]);
     assert!(
         summary["embeddings"]["model_id"]
             .as_str()

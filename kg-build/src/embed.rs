@@ -6,7 +6,7 @@ use coal_corpus::{Article, Corpus, LawVersion};
 use coal_models::{Embedder, TextKind};
 use kg_store::{BuildWriter, EmbeddingCache};
 
-use crate::{BuildError, BuildObserver, law_iris};
+use crate::{BuildError, BuildObserver, placed_articles};
 
 /// Texts embedded per call: large enough for batching, small enough that an interrupted
 /// build loses little (the cache is written after each batch).
@@ -70,18 +70,10 @@ pub fn embed_stage(
     };
     // (article IRI, latest?, passage texts)
     let mut articles = Vec::new();
-    for law in &corpus.laws {
-        let iris = law_iris(law);
-        let last = law.versions.len() - 1;
-        for (i, v) in law.versions.iter().enumerate() {
-            for a in &v.articles {
-                let passages = article_passages(v, a, embedder);
-                report.split_articles += (passages.len() > 1) as usize;
-                let iri =
-                    coal_ontology::iri::article(&iris.versions[i], a.number.main, a.number.suffix);
-                articles.push((iri, i == last, passages));
-            }
-        }
+    for a in placed_articles(corpus) {
+        let passages = article_passages(a.version, a.article, embedder);
+        report.split_articles += (passages.len() > 1) as usize;
+        articles.push((a.iri, a.latest, passages));
     }
     let mut cache = writer.embedding_cache(embedder.model_id(), embedder.dim())?;
     let mut missing: Vec<&str> = Vec::new();

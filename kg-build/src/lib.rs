@@ -283,6 +283,42 @@ async fn write(
     Ok((counts, embed_report))
 }
 
+/// An article with where it stands: its IRI, its version and whether that version is its
+/// law's latest.
+pub(crate) struct PlacedArticle<'c> {
+    pub iri: String,
+    pub version_iri: std::rc::Rc<str>,
+    pub version: &'c coal_corpus::LawVersion,
+    pub article: &'c coal_corpus::Article,
+    pub latest: bool,
+}
+
+/// Every article of every version, in corpus order, with its IRI.
+pub(crate) fn placed_articles(corpus: &Corpus) -> impl Iterator<Item = PlacedArticle<'_>> {
+    corpus.laws.iter().flat_map(|law| {
+        let last = law.versions.len() - 1;
+        let iris = law_iris(law);
+        law.versions
+            .iter()
+            .zip(iris.versions)
+            .enumerate()
+            .flat_map(move |(i, (version, viri))| {
+                let version_iri: std::rc::Rc<str> = viri.into();
+                version.articles.iter().map(move |article| PlacedArticle {
+                    iri: coal_ontology::iri::article(
+                        &version_iri,
+                        article.number.main,
+                        article.number.suffix,
+                    ),
+                    version_iri: version_iri.clone(),
+                    version,
+                    article,
+                    latest: i == last,
+                })
+            })
+    })
+}
+
 /// Indexes every article of every version for BM25; older versions are marked so that
 /// searches leave them out unless asked.
 fn write_text_index(
@@ -293,31 +329,24 @@ fn write_text_index(
     observer.stage("bm25", Some(corpus.article_count() as u64));
     let mut index = writer.text_index_writer()?;
     let mut done = 0u64;
-    for law in &corpus.laws {
-        let iris = law_iris(law);
-        let last = law.versions.len() - 1;
-        for (i, v) in law.versions.iter().enumerate() {
-            let date = v.version_date.map(|d| d.to_string()).unwrap_or_default();
-            for a in &v.articles {
-                index.add(&kg_store::IndexedArticle {
-                    iri: coal_ontology::iri::article(
-                        &iris.versions[i],
-                        a.number.main,
-                        a.number.suffix,
-                    ),
-                    version_iri: iris.versions[i].clone(),
-                    law_title: v.title.clone(),
-                    version_date: date.clone(),
-                    label: a.label.clone(),
-                    hierarchy: v.hierarchy_label(a.division),
-                    text: a.text(),
-                    latest: i == last,
-                })?;
-                done += 1;
-                if done % 1000 == 0 {
-                    observer.progress(done);
-                }
-            }
+    for a in placed_articles(corpus) {
+        index.add(&kg_store::IndexedArticle {
+            iri: a.iri,
+            version_iri: a.version_iri.to_string(),
+            law_title: a.version.title.clone(),
+            version_date: a
+                .version
+                .version_date
+                .map(|d| d.to_string())
+                .unwrap_or_default(),
+            label: a.article.label.clone(),
+            hierarchy: a.version.hierarchy_label(a.article.division),
+            text: a.article.text(),
+            latest: a.latest,
+        })?;
+        done += 1;
+        if done % 1000 == 0 {
+            observer.progress(done);
         }
     }
     index.commit()?;

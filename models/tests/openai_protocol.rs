@@ -86,60 +86,48 @@ async fn protocol_retries_server_errors_then_succeeds() {
     assert_eq!(dim.unwrap(), 3);
 }
 
-#[tokio::test]
-async fn protocol_gives_a_clear_error_on_persistent_failure_and_malformed_json() {
+/// Connects to a server that always answers `reply`; returns the error, and the server
+/// so callers can check what it received.
+async fn connect_error(reply: ResponseTemplate) -> (String, MockServer) {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/embeddings"))
-        .respond_with(ResponseTemplate::new(503))
+        .respond_with(reply)
         .mount(&server)
         .await;
     let uri = server.uri();
     let err = tokio::task::spawn_blocking(move || {
         OpenAiEmbedder::connect(config(&uri))
             .err()
-            .unwrap()
-            .to_string()
+            .map(|e| e.to_string())
     })
     .await
-    .unwrap();
+    .unwrap()
+    .expect("connecting must fail");
+    (err, server)
+}
+
+#[tokio::test]
+async fn protocol_gives_a_clear_error_on_persistent_failure_and_malformed_json() {
+    let (err, server) = connect_error(ResponseTemplate::new(503)).await;
     assert!(
         err.contains("/v1/embeddings") && err.contains("503") && err.contains("3 attempt(s)"),
         "{err}"
     );
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        3,
+        "server errors are retried"
+    );
 
-    let bad = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/embeddings"))
-        .respond_with(ResponseTemplate::new(200).set_body_string("{not json"))
-        .mount(&bad)
-        .await;
-    let uri = bad.uri();
-    let err = tokio::task::spawn_blocking(move || {
-        OpenAiEmbedder::connect(config(&uri))
-            .err()
-            .unwrap()
-            .to_string()
-    })
-    .await
-    .unwrap();
+    let (err, _) = connect_error(ResponseTemplate::new(200).set_body_string("{not json")).await;
     assert!(err.contains("malformed response"), "{err}");
 
-    let unauthorized = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/embeddings"))
-        .respond_with(ResponseTemplate::new(401).set_body_string("bad key"))
-        .expect(1)
-        .mount(&unauthorized)
-        .await;
-    let uri = unauthorized.uri();
-    let err = tokio::task::spawn_blocking(move || {
-        OpenAiEmbedder::connect(config(&uri))
-            .err()
-            .unwrap()
-            .to_string()
-    })
-    .await
-    .unwrap();
+    let (err, server) = connect_error(ResponseTemplate::new(401).set_body_string("bad key")).await;
     assert!(err.contains("401") && err.contains("bad key"), "{err}");
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        1,
+        "client errors are not retried"
+    );
 }

@@ -90,8 +90,9 @@ impl Retriever {
         })
     }
 
-    pub fn text_index(&self) -> &TextIndex {
-        &self.text
+    /// How much the law title, hierarchy path, label and text count in BM25.
+    pub fn set_bm25_weights(&mut self, weights: kg_store::FieldWeights) {
+        self.text.set_weights(weights);
     }
 
     /// Stored fields of an article (law title, label, text) by IRI.

@@ -42,14 +42,22 @@ pub struct EncoderOptions {
 /// Tokens per forward pass at most, so long batches run in bounded memory.
 const CHUNK_TOKENS: usize = 16_384;
 
+/// A 4-bit weight matrix (its byte offset in the file) with its bias.
+struct Linear {
+    offset: usize,
+    rows: usize,
+    cols: usize,
+    bias: Vec<f32>,
+}
+
 struct Layer {
-    q: (usize, Vec<f32>),
-    k: (usize, Vec<f32>),
-    v: (usize, Vec<f32>),
-    attn_out: (usize, Vec<f32>),
+    q: Linear,
+    k: Linear,
+    v: Linear,
+    attn_out: Linear,
     attn_ln: (Vec<f32>, Vec<f32>),
-    ffn_in: (usize, Vec<f32>),
-    ffn_out: (usize, Vec<f32>),
+    ffn_in: Linear,
+    ffn_out: Linear,
     out_ln: (Vec<f32>, Vec<f32>),
 }
 
@@ -84,17 +92,26 @@ impl E5Encoder {
             Ok(file.tensors[name].0)
         };
         let f32s = |name: &str, n: usize| file.f32_tensor(name, n);
+        let linear = |name: &str, rows: usize, cols: usize| -> Result<Linear, String> {
+            let offset = q4(&format!("{name}.w"), rows, cols)?;
+            Ok(Linear {
+                offset,
+                rows,
+                cols,
+                bias: f32s(&format!("{name}.b"), rows)?,
+            })
+        };
         let mut layers = Vec::with_capacity(cfg.layers);
         for l in 0..cfg.layers {
             let n = |s: &str| format!("l{l}.{s}");
             layers.push(Layer {
-                q: (q4(&n("q.w"), h, h)?, f32s(&n("q.b"), h)?),
-                k: (q4(&n("k.w"), h, h)?, f32s(&n("k.b"), h)?),
-                v: (q4(&n("v.w"), h, h)?, f32s(&n("v.b"), h)?),
-                attn_out: (q4(&n("ao.w"), h, h)?, f32s(&n("ao.b"), h)?),
+                q: linear(&n("q"), h, h)?,
+                k: linear(&n("k"), h, h)?,
+                v: linear(&n("v"), h, h)?,
+                attn_out: linear(&n("ao"), h, h)?,
                 attn_ln: (f32s(&n("aln.w"), h)?, f32s(&n("aln.b"), h)?),
-                ffn_in: (q4(&n("fi.w"), ff, h)?, f32s(&n("fi.b"), ff)?),
-                ffn_out: (q4(&n("fo.w"), h, ff)?, f32s(&n("fo.b"), h)?),
+                ffn_in: linear(&n("fi"), ff, h)?,
+                ffn_out: linear(&n("fo"), h, ff)?,
                 out_ln: (f32s(&n("oln.w"), h)?, f32s(&n("oln.b"), h)?),
             });
         }
@@ -212,14 +229,9 @@ impl E5Encoder {
             .collect()
     }
 
-    /// Token-parallel matmul: each worker takes a run of tokens.
-    fn par_matmul(
-        &self,
-        w: Q4Matrix<'_>,
-        bias: &[f32],
-        acts: &QuantizedActs,
-        tokens: usize,
-    ) -> Vec<f32> {
+    /// `x·Wᵀ + b` for every token, token-parallel: each worker takes a run of tokens.
+    fn apply(&self, l: &Linear, acts: &QuantizedActs, tokens: usize) -> Vec<f32> {
+        let w = self.q4(l.offset, l.rows, l.cols);
         let nout = w.rows;
         let mut y = vec![0f32; tokens * nout];
         let per = tokens.div_ceil(rayon::current_num_threads()).max(1);
@@ -227,7 +239,7 @@ impl E5Encoder {
             .enumerate()
             .for_each(|(i, ys)| {
                 let start = i * per;
-                matmul(w, bias, acts, start..start + ys.len() / nout, ys);
+                matmul(w, &l.bias, acts, start..start + ys.len() / nout, ys);
             });
         y
     }
@@ -266,9 +278,9 @@ impl E5Encoder {
         let scale = 1.0 / (hd as f32).sqrt();
         for layer in &self.layers {
             let acts = quantize(&x, h);
-            let q = self.par_matmul(self.q4(layer.q.0, h, h), &layer.q.1, &acts, t_len);
-            let k = self.par_matmul(self.q4(layer.k.0, h, h), &layer.k.1, &acts, t_len);
-            let v = self.par_matmul(self.q4(layer.v.0, h, h), &layer.v.1, &acts, t_len);
+            let q = self.apply(&layer.q, &acts, t_len);
+            let k = self.apply(&layer.k, &acts, t_len);
+            let v = self.apply(&layer.v, &acts, t_len);
             let mut ctx = vec![0f32; t_len * h];
             ctx.par_chunks_mut(h).enumerate().for_each(|(t, out)| {
                 let (s0, s1) = seg_of[t];
@@ -296,12 +308,7 @@ impl E5Encoder {
                 }
             });
             let acts = quantize(&ctx, h);
-            let ao = self.par_matmul(
-                self.q4(layer.attn_out.0, h, h),
-                &layer.attn_out.1,
-                &acts,
-                t_len,
-            );
+            let ao = self.apply(&layer.attn_out, &acts, t_len);
             add_layernorm(
                 &mut x,
                 Some(&ao),
@@ -312,22 +319,12 @@ impl E5Encoder {
             );
 
             let acts = quantize(&x, h);
-            let mut mid = self.par_matmul(
-                self.q4(layer.ffn_in.0, ff, h),
-                &layer.ffn_in.1,
-                &acts,
-                t_len,
-            );
+            let mut mid = self.apply(&layer.ffn_in, &acts, t_len);
             // In chunks, so the inner loop vectorizes.
             mid.par_chunks_mut(4096)
                 .for_each(|c| c.iter_mut().for_each(|m| *m = gelu(*m)));
             let acts = quantize(&mid, ff);
-            let fo = self.par_matmul(
-                self.q4(layer.ffn_out.0, h, ff),
-                &layer.ffn_out.1,
-                &acts,
-                t_len,
-            );
+            let fo = self.apply(&layer.ffn_out, &acts, t_len);
             add_layernorm(&mut x, Some(&fo), &layer.out_ln.0, &layer.out_ln.1, h, eps);
         }
 
