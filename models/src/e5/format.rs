@@ -102,7 +102,12 @@ impl ModelFile {
         let _type_vocab = c.usize()?;
         let eps = c.f32()?;
         let qk = c.usize()?;
-        if qk != super::kernels::QK || hidden % heads != 0 || hidden % qk != 0 || ffn % qk != 0 {
+        if qk != super::kernels::QK
+            || heads == 0
+            || hidden != heads * super::kernels::HEAD_DIM
+            || hidden % qk != 0
+            || ffn % qk != 0
+        {
             return Err(format!(
                 "unsupported shape: hidden {hidden}, heads {heads}, ffn {ffn}, block {qk}"
             ));

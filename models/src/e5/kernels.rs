@@ -1,6 +1,10 @@
-//! Numeric kernels, ported from the reference C engine so results agree: Q4_0 weights
-//! (fp16 scale + 32 nibbles per block), activations quantized per block to int8, int8×int4
-//! dot products (AVX2 when the CPU has it), layer norm and GELU.
+//! Numeric kernels. The arithmetic follows the reference C engine so results agree: Q4_0
+//! weights (fp16 scale + 32 nibbles per block), activations quantized per block to int8,
+//! int8×int4 block dot products scaled in float; layer norm, GELU, attention. The loop
+//! order is ours: with AVX-512 VNNI, 16-row weight panels (one int32 lane per row) so the
+//! float work is per 16 rows and block; attention in register blocks. The crate is built
+//! for baseline x86-64, so each hot loop has `#[target_feature]` copies chosen at run
+//! time, each tested against its portable body.
 
 /// Weights per quantization block.
 pub const QK: usize = 32;
@@ -71,6 +75,33 @@ pub struct QuantizedActs {
 }
 
 pub fn quantize(x: &[f32], cols: usize) -> QuantizedActs {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: AVX-512F is present (checked above).
+        return unsafe { quantize_avx512(x, cols) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if wide_simd() {
+        // SAFETY: AVX2 and FMA are present (checked by `wide_simd`).
+        return unsafe { quantize_avx2(x, cols) };
+    }
+    quantize_body(x, cols)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn quantize_avx512(x: &[f32], cols: usize) -> QuantizedActs {
+    quantize_body(x, cols)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn quantize_avx2(x: &[f32], cols: usize) -> QuantizedActs {
+    quantize_body(x, cols)
+}
+
+#[inline(always)]
+fn quantize_body(x: &[f32], cols: usize) -> QuantizedActs {
     let rows = x.len() / cols;
     let nb = cols / QK;
     let mut q = vec![0i8; x.len()];
@@ -85,8 +116,9 @@ pub fn quantize(x: &[f32], cols: usize) -> QuantizedActs {
         for (j, &v) in xs.iter().enumerate() {
             // Round half to even like C's lrintf: adding 1.5·2^23 leaves the integer part
             // in the mantissa (|v·id| <= 127 here, far inside the trick's range).
+            // The integer is read from the mantissa bits, so the loop stays vectorized.
             const MAGIC: f32 = 12_582_912.0;
-            let r = (((v * id) + MAGIC - MAGIC) as i32).clamp(-128, 127);
+            let r = (((v * id) + MAGIC).to_bits() as i32 - MAGIC.to_bits() as i32).clamp(-128, 127);
             q[blk * QK + j] = r as i8;
             sum += r;
         }
@@ -331,6 +363,181 @@ mod avx512 {
             acc[r] = _mm512_reduce_add_ps(facc[r]);
         }
     }
+
+    /// One tile of tokens against every panel: per panel and block, 8 `vpdpbusd` per
+    /// token (each lane a row, 4 weights per step, the token's 4 activations broadcast),
+    /// then one conversion and two FMAs per token. Four tokens share each weight load.
+    #[target_feature(enable = "avx512f,avx512dq,avx512vnni")]
+    pub unsafe fn tile(
+        w: &super::PackedQ4,
+        bias: &[f32],
+        acts: &super::QuantizedActs,
+        tokens: std::ops::Range<usize>,
+        y: &mut [f32],
+    ) {
+        use super::PANEL;
+        let (nout, nin) = (w.rows, w.cols);
+        let nb = nin / QK;
+        assert!(w.w.len() == nout * nin && w.d.len() == nout * nb);
+        assert!(acts.q.len() >= tokens.end * nin && acts.d.len() >= tokens.end * nb);
+        assert!(y.len() >= tokens.len() * nout && bias.len() == nout);
+        for p in 0..nout / PANEL {
+            let pw = &w.w[p * nb * PANEL * QK..(p + 1) * nb * PANEL * QK];
+            let pd = &w.d[p * nb * PANEL..(p + 1) * nb * PANEL];
+            // SAFETY: p*PANEL+16 <= nout = bias.len().
+            let bv = unsafe { _mm512_loadu_ps(bias.as_ptr().add(p * PANEL)) };
+            let mut t = tokens.start;
+            while t + 4 <= tokens.end {
+                // SAFETY: as asserted above.
+                let r = unsafe { panel_tokens::<4>(pw, pd, nb, acts, t) };
+                for (i, v) in r.iter().enumerate() {
+                    let at = (t + i - tokens.start) * nout + p * PANEL;
+                    unsafe { _mm512_storeu_ps(y.as_mut_ptr().add(at), _mm512_add_ps(*v, bv)) };
+                }
+                t += 4;
+            }
+            while t < tokens.end {
+                let r = unsafe { panel_tokens::<1>(pw, pd, nb, acts, t) };
+                let at = (t - tokens.start) * nout + p * PANEL;
+                unsafe { _mm512_storeu_ps(y.as_mut_ptr().add(at), _mm512_add_ps(r[0], bv)) };
+                t += 1;
+            }
+        }
+    }
+
+    /// The 16 rows of one panel for tokens `t..t+TT`, without bias.
+    #[target_feature(enable = "avx512f,avx512dq,avx512vnni")]
+    #[inline]
+    unsafe fn panel_tokens<const TT: usize>(
+        pw: &[u8],
+        pd: &[f32],
+        nb: usize,
+        acts: &super::QuantizedActs,
+        t: usize,
+    ) -> [__m512; TT] {
+        use super::PANEL;
+        let nin = nb * QK;
+        let mut facc = [_mm512_setzero_ps(); TT];
+        for b in 0..nb {
+            let mut iacc = [_mm512_setzero_si512(); TT];
+            for step in 0..QK / 4 {
+                // SAFETY: (b*8+step+1)*64 <= nb*PANEL*QK = pw.len().
+                let wv = unsafe {
+                    _mm512_loadu_si512(pw.as_ptr().add((b * 8 + step) * PANEL * 4) as *const _)
+                };
+                for i in 0..TT {
+                    // SAFETY: (t+i)*nin + b*QK + step*4 + 4 <= acts.q.len() (caller).
+                    let a4 = unsafe {
+                        std::ptr::read_unaligned(
+                            acts.q.as_ptr().add((t + i) * nin + b * QK + step * 4) as *const i32,
+                        )
+                    };
+                    iacc[i] = _mm512_dpbusd_epi32(iacc[i], wv, _mm512_set1_epi32(a4));
+                }
+            }
+            // SAFETY: (b+1)*16 <= pd.len().
+            let dw = unsafe { _mm512_loadu_ps(pd.as_ptr().add(b * PANEL)) };
+            for i in 0..TT {
+                let k = (t + i) * nb + b;
+                let da = acts.d[k];
+                // Σ(nibble−8)·a = Σ nibble·a − 8·Σa.
+                let v = _mm512_fmadd_ps(
+                    _mm512_cvtepi32_ps(iacc[i]),
+                    _mm512_set1_ps(da),
+                    _mm512_set1_ps(-8.0 * da * acts.s[k] as f32),
+                );
+                facc[i] = _mm512_fmadd_ps(v, dw, facc[i]);
+            }
+        }
+        facc
+    }
+}
+
+/// Rows per panel of the VNNI layout: one 512-bit register holds an int32 per row.
+pub const PANEL: usize = 16;
+/// Tokens per tile: a tile's activations stay in L1 while every panel passes over them.
+const TOKEN_TILE: usize = 64;
+
+/// A Q4_0 matrix repacked for [`matmul_packed`]: nibbles widened to bytes (0..15) and
+/// laid out so that one 64-byte load gives 4 consecutive weights of each of 16 rows, plus
+/// the 16 rows' scales per block. Built once at load; twice the bytes of the Q4 data.
+pub struct PackedQ4 {
+    w: Vec<u8>,
+    d: Vec<f32>,
+    rows: usize,
+    cols: usize,
+}
+
+impl PackedQ4 {
+    /// `None` unless the CPU has AVX-512 VNNI and the matrix has whole panels.
+    pub fn new(m: Q4Matrix<'_>) -> Option<PackedQ4> {
+        #[cfg(target_arch = "x86_64")]
+        if avx512::available() && m.rows % PANEL == 0 {
+            return Some(Self::pack(m));
+        }
+        let _ = m;
+        None
+    }
+
+    fn pack(m: Q4Matrix<'_>) -> PackedQ4 {
+        let nb = m.cols / QK;
+        let panels = m.rows / PANEL;
+        let mut w = vec![0u8; m.rows * m.cols];
+        let mut d = vec![0f32; m.rows * nb];
+        for p in 0..panels {
+            for b in 0..nb {
+                let base = (p * nb + b) * PANEL * QK;
+                for r in 0..PANEL {
+                    let blk = m.block(p * PANEL + r, b);
+                    d[(p * nb + b) * PANEL + r] = fp16_to_f32(u16::from_le_bytes([blk[0], blk[1]]));
+                    for e in 0..QK {
+                        // Element e of a block: low nibbles first, then high nibbles.
+                        let q = if e < 16 {
+                            blk[2 + e] & 0x0f
+                        } else {
+                            blk[2 + e - 16] >> 4
+                        };
+                        let (step, within) = (e / 4, e % 4);
+                        w[base + step * PANEL * 4 + r * 4 + within] = q;
+                    }
+                }
+            }
+        }
+        PackedQ4 {
+            w,
+            d,
+            rows: m.rows,
+            cols: m.cols,
+        }
+    }
+}
+
+/// [`matmul`] over a [`PackedQ4`]: the same sums, in an order that needs a quarter of the
+/// float work (one int32→float conversion per 16 rows and block instead of per row and
+/// two blocks).
+pub fn matmul_packed(
+    w: &PackedQ4,
+    bias: &[f32],
+    acts: &QuantizedActs,
+    tokens: std::ops::Range<usize>,
+    y: &mut [f32],
+) {
+    assert!(acts.cols == w.cols && bias.len() == w.rows);
+    assert!(y.len() >= tokens.len() * w.rows);
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut t0 = tokens.start;
+        while t0 < tokens.end {
+            let t1 = (t0 + TOKEN_TILE).min(tokens.end);
+            let yo = (t0 - tokens.start) * w.rows;
+            // SAFETY: PackedQ4 exists only when AVX-512 VNNI is available; the tile's
+            // tokens are inside `acts` and their output rows inside `y` (asserted above).
+            unsafe { avx512::tile(w, bias, acts, t0..t1, &mut y[yo..]) };
+            t0 = t1;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    unreachable!("PackedQ4 is only built on x86-64");
 }
 
 /// `x = layernorm(x + y)` row by row (`y` optional).
@@ -355,6 +562,175 @@ pub fn add_layernorm(
             row[i] = (row[i] - mean) * inv * w[i] + b[i];
         }
     }
+}
+
+/// GELU over a slice, with AVX2 and FMA when the CPU has them (the crate is compiled
+/// for baseline x86-64, whose SSE2 would run this at half the width).
+pub fn gelu_inplace(xs: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: AVX-512F is present (checked above).
+        unsafe { gelu_avx512(xs) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if wide_simd() {
+        // SAFETY: AVX2 and FMA are present (checked by `wide_simd`).
+        unsafe { gelu_avx2(xs) };
+        return;
+    }
+    xs.iter_mut().for_each(|x| *x = gelu(*x));
+}
+
+/// Dimensions per attention head (e5-small: 384 / 12); the attention kernel is written
+/// for exactly this size so its accumulators live in registers.
+pub const HEAD_DIM: usize = 32;
+/// Query rows × key columns of one register block of attention scores.
+const QB: usize = 4;
+
+/// One head of one segment: `softmax(q·kᵀ/√d)·v`, where row `t` of `q`, `k` and `v` is
+/// the `HEAD_DIM` values at `m[t * stride + offset..]` of each matrix, for `l` rows.
+/// Returns `l × HEAD_DIM`. Scores are computed in 4×KB register blocks (KB = one vector
+/// of keys: 16 with AVX-512, 8 with AVX2) over a transposed,
+/// zero-padded `k`; the weighted sum of `v` two query rows at a time.
+pub fn attend_head(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    stride: usize,
+    offset: usize,
+    l: usize,
+) -> Vec<f32> {
+    assert!(l == 0 || (l - 1) * stride + offset + HEAD_DIM <= q.len().min(k.len()).min(v.len()));
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: AVX-512F is present (checked above).
+        return unsafe { attend_head_avx512(q, k, v, stride, offset, l) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if wide_simd() {
+        // SAFETY: AVX2 and FMA are present (checked by `wide_simd`).
+        return unsafe { attend_head_avx2(q, k, v, stride, offset, l) };
+    }
+    attend_head_body::<8>(q, k, v, stride, offset, l)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn attend_head_avx512(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    stride: usize,
+    offset: usize,
+    l: usize,
+) -> Vec<f32> {
+    attend_head_body::<16>(q, k, v, stride, offset, l)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn attend_head_avx2(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    stride: usize,
+    offset: usize,
+    l: usize,
+) -> Vec<f32> {
+    attend_head_body::<8>(q, k, v, stride, offset, l)
+}
+
+#[inline(always)]
+fn attend_head_body<const KB: usize>(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    stride: usize,
+    offset: usize,
+    l: usize,
+) -> Vec<f32> {
+    const D: usize = HEAD_DIM;
+    let row =
+        |m: &[f32], t: usize| -> [f32; D] { m[t * stride + offset..][..D].try_into().unwrap() };
+    let scale = 1.0 / (D as f32).sqrt();
+    let (lq, lk) = (l.div_ceil(QB) * QB, l.div_ceil(KB) * KB);
+    let mut kt = vec![0f32; D * lk];
+    let mut qs = vec![0f32; lq * D];
+    for t in 0..l {
+        let (kr, qr) = (row(k, t), row(q, t));
+        for d in 0..D {
+            kt[d * lk + t] = kr[d];
+            qs[t * D + d] = qr[d] * scale;
+        }
+    }
+    let mut scores = vec![0f32; lq * lk];
+    for i0 in (0..lq).step_by(QB) {
+        for j0 in (0..lk).step_by(KB) {
+            let mut acc = [[0f32; KB]; QB];
+            for d in 0..D {
+                let kv: [f32; KB] = kt[d * lk + j0..][..KB].try_into().unwrap();
+                for i in 0..QB {
+                    let c = qs[(i0 + i) * D + d];
+                    for j in 0..KB {
+                        acc[i][j] = c.mul_add(kv[j], acc[i][j]);
+                    }
+                }
+            }
+            for i in 0..QB {
+                scores[(i0 + i) * lk + j0..][..KB].copy_from_slice(&acc[i]);
+            }
+        }
+    }
+    for i in 0..l {
+        softmax_body(&mut scores[i * lk..i * lk + l]);
+    }
+    let mut out = vec![0f32; l * D];
+    let mut i = 0;
+    while i < l {
+        let pair = (l - i).min(2);
+        let mut acc = [[0f32; D]; 2];
+        for s in 0..l {
+            let vr = row(v, s);
+            for r in 0..2 {
+                // Row i+1 of a lone last row reads row i's scores; its sum is discarded.
+                let p = scores[(i + r.min(pair - 1)) * lk + s];
+                for d in 0..D {
+                    acc[r][d] = p.mul_add(vr[d], acc[r][d]);
+                }
+            }
+        }
+        for r in 0..pair {
+            out[(i + r) * D..(i + r + 1) * D].copy_from_slice(&acc[r]);
+        }
+        i += pair;
+    }
+    out
+}
+
+#[cfg(target_arch = "x86_64")]
+fn wide_simd() -> bool {
+    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn gelu_avx512(xs: &mut [f32]) {
+    xs.iter_mut().for_each(|x| *x = gelu(*x));
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn gelu_avx2(xs: &mut [f32]) {
+    xs.iter_mut().for_each(|x| *x = gelu(*x));
+}
+
+#[inline(always)]
+fn softmax_body(xs: &mut [f32]) {
+    let mx = xs.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+    xs.iter_mut().for_each(|x| *x = exp(*x - mx));
+    let inv = 1.0 / xs.iter().sum::<f32>();
+    xs.iter_mut().for_each(|x| *x *= inv);
 }
 
 /// Exact GELU, `x·Φ(x)`, with a fast erf (error < 1e-6 in f32, Numerical Recipes' erfc
@@ -530,6 +906,124 @@ mod tests {
                     assert!((simd[r] - acc[r]).abs() < 1e-4, "avx512 row {r}");
                 }
             }
+        }
+    }
+
+    fn random_q4(rows: usize, cols: usize, seed: u32) -> Vec<u8> {
+        let mut seed = seed;
+        let mut rnd = || {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (seed >> 16) as u8
+        };
+        let mut bytes = Vec::new();
+        for _ in 0..rows * cols / QK {
+            // scales between ~0.004 and ~0.03, so blocks differ
+            bytes.extend_from_slice(&(0x1c00u16 + (rnd() as u16) * 8).to_le_bytes());
+            for _ in 0..16 {
+                bytes.push(rnd());
+            }
+        }
+        bytes
+    }
+
+    #[test]
+    fn packed_matmul_matches_the_row_kernels() {
+        // 2 panels × 3 blocks; 7 tokens = a group of 4 and 3 single tokens.
+        let (nout, nin, tokens) = (32, 96, 7);
+        let bytes = random_q4(nout, nin, 11);
+        let w = Q4Matrix {
+            bytes: &bytes,
+            rows: nout,
+            cols: nin,
+        };
+        let x: Vec<f32> = (0..tokens * nin)
+            .map(|i| ((i * 53 % 97) as f32 - 48.0) / 20.0)
+            .collect();
+        let bias: Vec<f32> = (0..nout).map(|i| i as f32 * 0.05 - 0.5).collect();
+        let acts = quantize(&x, nin);
+        let mut reference = vec![0f32; tokens * nout];
+        matmul(w, &bias, &acts, 0..tokens, &mut reference);
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(PackedQ4::new(w).is_some(), avx512::available());
+        let packed = PackedQ4::pack(w);
+        // A token range that does not start at 0 writes only its own rows.
+        let mut y = vec![f32::NAN; (tokens - 2) * nout];
+        if PackedQ4::new(w).is_some() {
+            matmul_packed(&packed, &bias, &acts, 2..tokens, &mut y);
+            for (got, want) in y.iter().zip(&reference[2 * nout..]) {
+                assert!((got - want).abs() < 1e-4, "{got} vs {want}");
+            }
+        }
+        // The layout itself, read back element by element.
+        let nb = nin / QK;
+        let mut row = vec![0f32; nin];
+        for r in [0, 5, 16, 31] {
+            w.dequantize_row(r, &mut row);
+            for e in [0, 3, 17, 31, 40, 95] {
+                let (p, b, within) = (r / PANEL, e / QK, e % QK);
+                let at = (p * nb + b) * PANEL * QK
+                    + (within / 4) * PANEL * 4
+                    + (r % PANEL) * 4
+                    + within % 4;
+                let d = packed.d[(p * nb + b) * PANEL + r % PANEL];
+                assert_eq!(
+                    (packed.w[at] as f32 - 8.0) * d,
+                    row[e],
+                    "row {r} element {e}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn attention_matches_a_naive_reference() {
+        // 7 rows (padding in both blocks), heads interleaved with stride 70 at offset 3.
+        let (l, stride, offset) = (7, 70, 3);
+        let m = |salt: usize| -> Vec<f32> {
+            (0..l * stride)
+                .map(|i| (((i * 31 + salt * 17) % 41) as f32 - 20.0) / 9.0)
+                .collect()
+        };
+        let (q, k, v) = (m(1), m(2), m(3));
+        let at = |x: &[f32], t: usize, d: usize| x[t * stride + offset + d] as f64;
+        let mut want = vec![0f64; l * HEAD_DIM];
+        for i in 0..l {
+            let scores: Vec<f64> = (0..l)
+                .map(|j| {
+                    (0..HEAD_DIM)
+                        .map(|d| at(&q, i, d) * at(&k, j, d))
+                        .sum::<f64>()
+                        / (HEAD_DIM as f64).sqrt()
+                })
+                .collect();
+            let mx = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let e: Vec<f64> = scores.iter().map(|s| (s - mx).exp()).collect();
+            let sum: f64 = e.iter().sum();
+            for d in 0..HEAD_DIM {
+                want[i * HEAD_DIM + d] = (0..l).map(|j| e[j] / sum * at(&v, j, d)).sum();
+            }
+        }
+        let best = attend_head(&q, &k, &v, stride, offset, l);
+        let portable = attend_head_body::<8>(&q, &k, &v, stride, offset, l);
+        for (name, got) in [("best", best), ("portable", portable)] {
+            for (g, w) in got.iter().zip(&want) {
+                assert!((*g as f64 - w).abs() < 1e-4, "{name}: {g} vs {w}");
+            }
+        }
+    }
+
+    #[test]
+    fn simd_wrappers_match_the_portable_bodies() {
+        let x: Vec<f32> = (0..256)
+            .map(|i| ((i * 37 % 113) as f32 - 56.0) / 7.0)
+            .collect();
+        let (fast, portable) = (quantize(&x, 64), quantize_body(&x, 64));
+        assert_eq!(fast.q, portable.q);
+        assert_eq!(fast.s, portable.s);
+        let mut g = x.clone();
+        gelu_inplace(&mut g);
+        for (a, b) in g.iter().zip(&x) {
+            assert!((a - gelu(*b)).abs() < 1e-6);
         }
     }
 }

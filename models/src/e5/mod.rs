@@ -13,7 +13,8 @@ use rayon::prelude::*;
 use crate::ModelError;
 use format::{Config, ModelFile};
 use kernels::{
-    Q4_BLOCK_BYTES, Q4Matrix, QK, QuantizedActs, add_layernorm, dot, gelu, matmul, quantize,
+    PackedQ4, Q4_BLOCK_BYTES, Q4Matrix, QK, QuantizedActs, add_layernorm, attend_head,
+    gelu_inplace, matmul, matmul_packed, quantize,
 };
 use tokenizer::Tokenizer;
 
@@ -42,12 +43,14 @@ pub struct EncoderOptions {
 /// Tokens per forward pass at most, so long batches run in bounded memory.
 const CHUNK_TOKENS: usize = 16_384;
 
-/// A 4-bit weight matrix (its byte offset in the file) with its bias.
+/// A 4-bit weight matrix (its byte offset in the file) with its bias, and the same
+/// weights repacked for the VNNI kernel when the CPU has one.
 struct Linear {
     offset: usize,
     rows: usize,
     cols: usize,
     bias: Vec<f32>,
+    packed: Option<PackedQ4>,
 }
 
 struct Layer {
@@ -94,11 +97,18 @@ impl E5Encoder {
         let f32s = |name: &str, n: usize| file.f32_tensor(name, n);
         let linear = |name: &str, rows: usize, cols: usize| -> Result<Linear, String> {
             let offset = q4(&format!("{name}.w"), rows, cols)?;
+            let n = rows * cols / QK * Q4_BLOCK_BYTES;
+            let packed = PackedQ4::new(Q4Matrix {
+                bytes: &file.data[offset..offset + n],
+                rows,
+                cols,
+            });
             Ok(Linear {
                 offset,
                 rows,
                 cols,
                 bias: f32s(&format!("{name}.b"), rows)?,
+                packed,
             })
         };
         let mut layers = Vec::with_capacity(cfg.layers);
@@ -239,9 +249,37 @@ impl E5Encoder {
             .enumerate()
             .for_each(|(i, ys)| {
                 let start = i * per;
-                matmul(w, &l.bias, acts, start..start + ys.len() / nout, ys);
+                let tokens = start..start + ys.len() / nout;
+                match &l.packed {
+                    Some(p) => matmul_packed(p, &l.bias, acts, tokens, ys),
+                    None => matmul(w, &l.bias, acts, tokens, ys),
+                }
             });
         y
+    }
+
+    /// Scaled dot-product attention of every segment and head (segments never see each
+    /// other); returns the heads' outputs side by side, `t_len × hidden`.
+    fn attention(&self, q: &[f32], k: &[f32], v: &[f32], segments: &[(usize, usize)]) -> Vec<f32> {
+        let h = self.cfg.hidden;
+        let heads = self.cfg.heads;
+        let hd = h / heads;
+        let tasks: Vec<(usize, usize, usize)> = segments
+            .iter()
+            .flat_map(|&(a, b)| (0..heads).map(move |head| (a, b, head)))
+            .collect();
+        let outs: Vec<Vec<f32>> = tasks
+            .par_iter()
+            .map(|&(a, b, head)| attend_head(q, k, v, h, a * h + head * hd, b - a))
+            .collect();
+        let mut ctx = vec![0f32; q.len()];
+        for (&(a, _, head), o) in tasks.iter().zip(&outs) {
+            for (i, row) in o.chunks_exact(hd).enumerate() {
+                let at = (a + i) * h + head * hd;
+                ctx[at..at + hd].copy_from_slice(row);
+            }
+        }
+        ctx
     }
 
     /// Runs the encoder over concatenated segments; returns each segment's mean-pooled
@@ -250,17 +288,13 @@ impl E5Encoder {
         let Config {
             hidden: h,
             ffn: ff,
-            heads,
             eps,
             ..
         } = self.cfg;
-        let hd = h / heads;
         let t_len = ids.len();
-        let mut seg_of = vec![(0usize, 0usize); t_len];
         let mut pos_of = vec![0usize; t_len];
         for &(a, b) in segments {
             for t in a..b {
-                seg_of[t] = (a, b);
                 pos_of[t] = t - a;
             }
         }
@@ -275,38 +309,12 @@ impl E5Encoder {
         });
         add_layernorm(&mut x, None, &self.emb_ln.0, &self.emb_ln.1, h, eps);
 
-        let scale = 1.0 / (hd as f32).sqrt();
         for layer in &self.layers {
             let acts = quantize(&x, h);
             let q = self.apply(&layer.q, &acts, t_len);
             let k = self.apply(&layer.k, &acts, t_len);
             let v = self.apply(&layer.v, &acts, t_len);
-            let mut ctx = vec![0f32; t_len * h];
-            ctx.par_chunks_mut(h).enumerate().for_each(|(t, out)| {
-                let (s0, s1) = seg_of[t];
-                let mut prob = vec![0f32; s1 - s0];
-                for head in 0..heads {
-                    let qh = &q[t * h + head * hd..t * h + (head + 1) * hd];
-                    let mut mx = f32::NEG_INFINITY;
-                    for s in s0..s1 {
-                        let kh = &k[s * h + head * hd..s * h + (head + 1) * hd];
-                        let d = dot(qh, kh) * scale;
-                        prob[s - s0] = d;
-                        mx = mx.max(d);
-                    }
-                    prob.iter_mut().for_each(|p| *p = kernels::exp(*p - mx));
-                    let sum: f32 = prob.iter().sum();
-                    let inv = 1.0 / sum;
-                    let oh = &mut out[head * hd..(head + 1) * hd];
-                    for s in s0..s1 {
-                        let p = prob[s - s0] * inv;
-                        let vh = &v[s * h + head * hd..s * h + (head + 1) * hd];
-                        for (o, vv) in oh.iter_mut().zip(vh) {
-                            *o += p * vv;
-                        }
-                    }
-                }
-            });
+            let ctx = self.attention(&q, &k, &v, segments);
             let acts = quantize(&ctx, h);
             let ao = self.apply(&layer.attn_out, &acts, t_len);
             add_layernorm(
@@ -321,8 +329,7 @@ impl E5Encoder {
             let acts = quantize(&x, h);
             let mut mid = self.apply(&layer.ffn_in, &acts, t_len);
             // In chunks, so the inner loop vectorizes.
-            mid.par_chunks_mut(4096)
-                .for_each(|c| c.iter_mut().for_each(|m| *m = gelu(*m)));
+            mid.par_chunks_mut(4096).for_each(gelu_inplace);
             let acts = quantize(&mid, ff);
             let fo = self.apply(&layer.ffn_out, &acts, t_len);
             add_layernorm(&mut x, Some(&fo), &layer.out_ln.0, &layer.out_ln.1, h, eps);
