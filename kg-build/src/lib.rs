@@ -6,6 +6,7 @@
 //! store a complete build or nothing.
 
 mod embed;
+pub mod knowledge;
 mod rdf;
 
 use std::collections::BTreeMap;
@@ -79,6 +80,8 @@ pub struct BuildSummary {
     pub store_bytes: u64,
     /// The embedding stage, when the build had a model.
     pub embeddings: Option<EmbedReport>,
+    /// References, concepts and override clauses read by the rules.
+    pub knowledge: knowledge::KnowledgeReport,
     pub seconds: BTreeMap<String, f64>,
     /// Every problem, with file and line.
     pub problems: Vec<Problem>,
@@ -136,9 +139,10 @@ pub async fn build(
     )
     .await
     {
-        Ok((counts, embeddings)) => {
+        Ok((counts, embeddings, knowledge)) => {
             let mut summary = summarize(&corpus, writer.id(), counts, seconds);
             summary.embeddings = embeddings;
+            summary.knowledge = knowledge;
             summary.store_bytes = writer.disk_usage();
             let t = Instant::now();
             observer.stage("commit", None);
@@ -164,7 +168,7 @@ async fn write(
     seconds: &mut BTreeMap<String, f64>,
     structure_only: bool,
     embedder: Option<&dyn coal_models::Embedder>,
-) -> Result<(GraphCounts, Option<EmbedReport>), BuildError> {
+) -> Result<(GraphCounts, Option<EmbedReport>, knowledge::KnowledgeReport), BuildError> {
     let t = Instant::now();
     let versions = corpus.versions().count() as u64;
     observer.stage("graph", Some(versions));
@@ -174,7 +178,11 @@ async fn write(
     let mut law_rows = Vec::new();
     let mut version_rows = Vec::new();
     let mut article_rows = Vec::new();
-    for law in &corpus.laws {
+    let resolver = knowledge::Resolver::new(corpus);
+    let mut knowledge_report = knowledge::KnowledgeReport::default();
+    let mut knowledge_time = std::time::Duration::ZERO;
+    for (law_index, law) in corpus.laws.iter().enumerate() {
+        let mut concepts_seen = std::collections::HashSet::new();
         let iris = law_iris(law);
         let work = rdf::work_quads(law, &iris);
         counts.add(&work.counts);
@@ -191,6 +199,19 @@ async fn write(
             let g = rdf::version_quads(law, &iris, i);
             counts.add(&g.counts);
             pending.extend(g.quads);
+            let tk = Instant::now();
+            let (k, report) = knowledge::version_knowledge(
+                &resolver,
+                corpus,
+                law_index,
+                i,
+                &iris,
+                &mut concepts_seen,
+            );
+            knowledge_time += tk.elapsed();
+            counts.add(&k.counts);
+            pending.extend(k.quads);
+            knowledge_report.add(&report);
             let viri = &iris.versions[i];
             version_rows.push(meta::law_version::ActiveModel {
                 id: NotSet,
@@ -257,7 +278,11 @@ async fn write(
     );
     pending.extend(b.quads);
     writer.graph().bulk_load(pending)?;
-    seconds.insert("graph".to_owned(), t.elapsed().as_secs_f64());
+    seconds.insert(
+        "graph".to_owned(),
+        (t.elapsed() - knowledge_time).as_secs_f64(),
+    );
+    seconds.insert("knowledge".to_owned(), knowledge_time.as_secs_f64());
 
     let mut embed_report = None;
     if !structure_only {
@@ -280,7 +305,7 @@ async fn write(
     meta::insert_all(writer.db(), article_rows).await?;
     observer.progress(3);
     seconds.insert("metadata".to_owned(), t.elapsed().as_secs_f64());
-    Ok((counts, embed_report))
+    Ok((counts, embed_report, knowledge_report))
 }
 
 /// An article with where it stands: its IRI, its version and whether that version is its
@@ -408,6 +433,7 @@ fn summarize(
         errors_by_kind,
         store_bytes: 0,
         embeddings: None,
+        knowledge: knowledge::KnowledgeReport::default(),
         seconds,
         problems: corpus.problems.clone(),
     }

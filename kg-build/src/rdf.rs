@@ -94,6 +94,10 @@ impl QuadSink {
         self.push(s, p, Literal::from(n).into());
     }
 
+    pub fn boolean(&mut self, s: &str, p: &str, value: bool) {
+        self.push(s, p, Literal::from(value).into());
+    }
+
     pub fn date(&mut self, s: &str, p: &str, date: &str) {
         self.push(
             s,

@@ -88,6 +88,21 @@ pub fn division(parent_iri: &str, kind_slug: &str, number: Option<u32>, label: &
     }
 }
 
+/// A concept defined by a law (one per term and law work, whichever version defines it).
+pub fn concept(work_iri: &str, term: &str) -> String {
+    format!("{work_iri}/concept/{}", segment(term))
+}
+
+/// The `n`-th reference (0-based) written in a paragraph or item.
+pub fn reference(provision_iri: &str, n: usize) -> String {
+    format!("{provision_iri}/ref_{n}")
+}
+
+/// The `n`-th override clause written in a paragraph or item.
+pub fn clause(provision_iri: &str, n: usize) -> String {
+    format!("{provision_iri}/clause_{n}")
+}
+
 pub fn build(build_id: &str) -> String {
     format!("{BUILD_BASE}{}", segment(build_id))
 }

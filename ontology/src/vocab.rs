@@ -25,6 +25,8 @@ terms! {
     ARTICLE_WORK = "ArticleWork",
     CONCEPT = "Concept",
     DOMAIN = "Domain",
+    REFERENCE = "Reference",
+    OVERRIDE_CLAUSE = "OverrideClause",
     BUILD = "Build",
     CONTAINS = "contains",
     CONTAINED_IN = "containedIn",
@@ -38,6 +40,10 @@ terms! {
     DEFINES = "defines",
     MENTIONS = "mentions",
     IN_DOMAIN = "inDomain",
+    REFERS_TO = "refersTo",
+    FROM_PROVISION = "fromProvision",
+    DEFERS_TO = "defersTo",
+    OVERRIDES = "overrides",
     TITLE = "title",
     SHORT_NAME = "shortName",
     LABEL = "label",
@@ -56,9 +62,20 @@ terms! {
     CONTENT_HASH = "contentHash",
     BUILD_ID = "buildId",
     CREATED_AT = "createdAt",
+    RAW_TEXT = "rawText",
+    SPAN_START = "spanStart",
+    SPAN_END = "spanEnd",
+    RESOLVED = "resolved",
+    UNRESOLVED_REASON = "unresolvedReason",
+    DEFINITION_TEXT = "definitionText",
+    DEFINITION_KIND = "definitionKind",
+    CLAUSE_KIND = "clauseKind",
+    SUBJECT_TEXT = "subjectText",
 }
 
 pub const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+pub const XSD_BOOLEAN: &str = "http://www.w3.org/2001/XMLSchema#boolean";
+pub const SKOS_ALT_LABEL: &str = "http://www.w3.org/2004/02/skos/core#altLabel";
 pub const XSD_DATE: &str = "http://www.w3.org/2001/XMLSchema#date";
 pub const XSD_INTEGER: &str = "http://www.w3.org/2001/XMLSchema#integer";
 pub const XSD_DATE_TIME: &str = "http://www.w3.org/2001/XMLSchema#dateTime";

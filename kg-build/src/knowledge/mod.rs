@@ -1,0 +1,321 @@
+//! What the rules read in the statutes' text, as RDF: resolved cross-references
+//! (`cites`, `Reference` nodes with provenance), defined concepts (`defines`,
+//! `mentions`), override clauses (`OverrideClause`, `defersTo`) and newer article
+//! versions over older ones (`overrides`).
+
+mod references;
+
+use std::collections::{BTreeMap, HashSet};
+
+use coal_corpus::{Corpus, Law};
+use coal_ontology::{iri, vocab};
+use coal_refs::{ClauseKind, DefinitionKind};
+use serde::Serialize;
+
+use crate::rdf::{LawIris, QuadSink, text_hash};
+pub use references::{LawNames, Place, Resolved, Resolver, normalize_name, version_in_force};
+
+/// What the knowledge stage found, for the build summary.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct KnowledgeReport {
+    pub references: usize,
+    pub references_resolved: usize,
+    /// References written with an article number (本法第X条, 第X条, 《…》第X条).
+    pub numbered_references: usize,
+    pub numbered_resolved: usize,
+    /// Numbered references into the citing law itself, and how many resolved.
+    pub numbered_same_law: usize,
+    pub numbered_same_law_resolved: usize,
+    pub whole_law_references: usize,
+    pub generic_references: usize,
+    /// Named laws that are not in the corpus, with how often they are cited.
+    pub laws_not_in_corpus: BTreeMap<String, usize>,
+    pub concepts: usize,
+    pub definitions: usize,
+    pub mentions: usize,
+    pub clauses_defers: usize,
+    pub clauses_prevails: usize,
+    pub defers_to_laws: usize,
+    pub overrides: usize,
+}
+
+impl KnowledgeReport {
+    pub fn add(&mut self, o: &KnowledgeReport) {
+        self.references += o.references;
+        self.references_resolved += o.references_resolved;
+        self.numbered_references += o.numbered_references;
+        self.numbered_resolved += o.numbered_resolved;
+        self.numbered_same_law += o.numbered_same_law;
+        self.numbered_same_law_resolved += o.numbered_same_law_resolved;
+        self.whole_law_references += o.whole_law_references;
+        self.generic_references += o.generic_references;
+        for (k, v) in &o.laws_not_in_corpus {
+            *self.laws_not_in_corpus.entry(k.clone()).or_default() += v;
+        }
+        self.concepts += o.concepts;
+        self.definitions += o.definitions;
+        self.mentions += o.mentions;
+        self.clauses_defers += o.clauses_defers;
+        self.clauses_prevails += o.clauses_prevails;
+        self.defers_to_laws += o.defers_to_laws;
+        self.overrides += o.overrides;
+    }
+}
+
+/// One provision's text as the rules read it.
+struct Provision<'a> {
+    iri: String,
+    text: &'a str,
+    /// Characters at the start that are the article's label, not its words.
+    offset: usize,
+    paragraph: usize,
+}
+
+fn provisions<'a>(article: &'a coal_corpus::Article, airi: &str) -> Vec<Provision<'a>> {
+    let mut out = Vec::new();
+    for (pi, p) in article.paragraphs.iter().enumerate() {
+        let piri = iri::paragraph(airi, p.number);
+        let offset = if pi == 0 && p.text.starts_with(&article.label) {
+            let rest = &p.text[article.label.len()..];
+            article.label.chars().count()
+                + rest
+                    .chars()
+                    .take_while(|c| c.is_whitespace() || *c == '\u{3000}')
+                    .count()
+        } else {
+            0
+        };
+        out.push(Provision {
+            iri: piri.clone(),
+            text: &p.text,
+            offset,
+            paragraph: pi,
+        });
+        for it in &p.items {
+            out.push(Provision {
+                iri: iri::item(&piri, it.number),
+                text: &it.text,
+                offset: 0,
+                paragraph: pi,
+            });
+        }
+    }
+    out
+}
+
+fn cut(text: &str, chars: usize) -> &str {
+    let at = text
+        .char_indices()
+        .nth(chars)
+        .map(|(i, _)| i)
+        .unwrap_or(text.len());
+    &text[at..]
+}
+
+/// The knowledge quads of one law version, in that version's named graph.
+/// `concepts_seen` holds the law's concept IRIs already typed by an earlier version.
+pub fn version_knowledge(
+    resolver: &Resolver<'_>,
+    corpus: &Corpus,
+    law_index: usize,
+    version_index: usize,
+    iris: &LawIris,
+    concepts_seen: &mut HashSet<String>,
+) -> (QuadSink, KnowledgeReport) {
+    let law: &Law = &corpus.laws[law_index];
+    let v = &law.versions[version_index];
+    let viri = &iris.versions[version_index];
+    let mut g = QuadSink::new(viri);
+    let mut rep = KnowledgeReport::default();
+    let mut defined: Vec<(String, String)> = Vec::new(); // (term, concept IRI)
+    let mut defining_articles: HashSet<String> = HashSet::new();
+    for (ai, a) in v.articles.iter().enumerate() {
+        let airi = iri::article(viri, a.number.main, a.number.suffix);
+        let mut cited = HashSet::new();
+        for prov in provisions(a, &airi) {
+            let place = Place {
+                law: law_index,
+                version: version_index,
+                article: ai,
+                paragraph: prov.paragraph,
+            };
+            let words = cut(prov.text, prov.offset);
+            for (n, r) in resolver
+                .resolve(place, words, prov.offset)
+                .into_iter()
+                .enumerate()
+            {
+                reference_quads(&mut g, &mut rep, &prov.iri, n, &r, law_index, resolver);
+                for t in &r.targets {
+                    if cited.insert(t.clone()) {
+                        g.edge(&airi, vocab::CITES, t);
+                    }
+                }
+            }
+            for (n, d) in coal_refs::definitions(words).into_iter().enumerate() {
+                let _ = n;
+                let c = iri::concept(&iris.work, &d.term);
+                if concepts_seen.insert(c.clone()) {
+                    g.node(&c, vocab::CONCEPT);
+                    g.zh(&c, vocab::LABEL, &d.term);
+                    rep.concepts += 1;
+                }
+                g.zh(&c, vocab::DEFINITION_TEXT, &d.sentence);
+                let kind = match &d.kind {
+                    DefinitionKind::Meaning => "meaning",
+                    DefinitionKind::Abbreviation { long_form } => {
+                        if !long_form.is_empty() {
+                            g.zh(&c, vocab::SKOS_ALT_LABEL, long_form);
+                        }
+                        "abbreviation"
+                    }
+                    DefinitionKind::Enumeration => "enumeration",
+                };
+                g.string(&c, vocab::DEFINITION_KIND, kind);
+                g.edge(&airi, vocab::DEFINES, &c);
+                rep.definitions += 1;
+                defining_articles.insert(airi.clone());
+                defined.push((d.term, c));
+            }
+            for (n, cl) in coal_refs::clauses(words).into_iter().enumerate() {
+                let ciri = iri::clause(&prov.iri, n);
+                g.node(&ciri, vocab::OVERRIDE_CLAUSE);
+                g.edge(&ciri, vocab::FROM_PROVISION, &prov.iri);
+                g.string(
+                    &ciri,
+                    vocab::CLAUSE_KIND,
+                    match cl.kind {
+                        ClauseKind::Defers => "defers",
+                        ClauseKind::Prevails => "prevails",
+                    },
+                );
+                g.zh(&ciri, vocab::RAW_TEXT, &cl.text);
+                g.int(&ciri, vocab::SPAN_START, (cl.span.start + prov.offset) as i64);
+                g.int(&ciri, vocab::SPAN_END, (cl.span.end + prov.offset) as i64);
+                if !cl.subject.is_empty() {
+                    g.zh(&ciri, vocab::SUBJECT_TEXT, &cl.subject);
+                }
+                match cl.kind {
+                    ClauseKind::Defers => {
+                        rep.clauses_defers += 1;
+                        if let Some(target) = deferred_law(resolver, corpus, &cl.subject, law_index, v)
+                        {
+                            g.edge(&airi, vocab::DEFERS_TO, &target);
+                            rep.defers_to_laws += 1;
+                        }
+                    }
+                    ClauseKind::Prevails => rep.clauses_prevails += 1,
+                }
+            }
+        }
+    }
+    // Mentions of this version's concepts in its other articles.
+    defined.sort();
+    defined.dedup();
+    for a in &v.articles {
+        let airi = iri::article(viri, a.number.main, a.number.suffix);
+        if defining_articles.contains(&airi) {
+            continue;
+        }
+        let body = a.body();
+        for (term, c) in &defined {
+            if body.contains(term.as_str()) {
+                g.edge(&airi, vocab::MENTIONS, c);
+                rep.mentions += 1;
+            }
+        }
+    }
+    // A newer version of an article overrides its changed older text.
+    if version_index > 0 {
+        let prev = &law.versions[version_index - 1];
+        let pviri = &iris.versions[version_index - 1];
+        for a in &v.articles {
+            if let Some(old) = prev.articles.iter().find(|o| o.number == a.number)
+                && text_hash(&old.text()) != text_hash(&a.text())
+            {
+                g.edge(
+                    &iri::article(viri, a.number.main, a.number.suffix),
+                    vocab::OVERRIDES,
+                    &iri::article(pviri, old.number.main, old.number.suffix),
+                );
+                rep.overrides += 1;
+            }
+        }
+    }
+    (g, rep)
+}
+
+/// The law version an override clause's subject names (《X》, or a law's name), if any.
+fn deferred_law(
+    resolver: &Resolver<'_>,
+    corpus: &Corpus,
+    subject: &str,
+    law_index: usize,
+    here: &coal_corpus::LawVersion,
+) -> Option<String> {
+    let named = subject
+        .split_once('《')
+        .and_then(|(_, rest)| rest.split_once('》'))
+        .map(|(name, _)| name.to_owned())
+        .unwrap_or_else(|| subject.to_owned());
+    let l = resolver.names().lookup(&named)?;
+    if l == law_index {
+        return None;
+    }
+    let v = version_in_force(&corpus.laws[l], here.version_date);
+    Some(resolver.version_iri(l, v).to_owned())
+}
+
+fn reference_quads(
+    g: &mut QuadSink,
+    rep: &mut KnowledgeReport,
+    provision: &str,
+    n: usize,
+    r: &Resolved,
+    law_index: usize,
+    resolver: &Resolver<'_>,
+) {
+    let riri = iri::reference(provision, n);
+    let reference = &r.reference;
+    g.node(&riri, vocab::REFERENCE);
+    g.edge(&riri, vocab::FROM_PROVISION, provision);
+    g.zh(&riri, vocab::RAW_TEXT, &reference.text);
+    g.int(&riri, vocab::SPAN_START, reference.span.start as i64);
+    g.int(&riri, vocab::SPAN_END, reference.span.end as i64);
+    let resolved = !r.targets.is_empty();
+    g.boolean(&riri, vocab::RESOLVED, resolved);
+    for t in &r.targets {
+        g.edge(&riri, vocab::REFERS_TO, t);
+    }
+    if let Some(why) = &r.unresolved {
+        g.string(&riri, vocab::UNRESOLVED_REASON, why);
+    }
+    rep.references += 1;
+    rep.references_resolved += usize::from(resolved);
+    match &reference.law {
+        coal_refs::LawSpec::Generic => rep.generic_references += 1,
+        coal_refs::LawSpec::Named(name) if reference.targets.is_empty() => {
+            rep.whole_law_references += 1;
+            if !resolved {
+                *rep.laws_not_in_corpus.entry(name.clone()).or_default() += 1;
+            }
+        }
+        coal_refs::LawSpec::Named(name) if !resolved && resolver.names().lookup(name).is_none() => {
+            *rep.laws_not_in_corpus.entry(name.clone()).or_default() += 1;
+        }
+        _ => {}
+    }
+    if r.numbered {
+        rep.numbered_references += 1;
+        rep.numbered_resolved += usize::from(resolved && r.unresolved.is_none());
+        let same_law = match &reference.law {
+            coal_refs::LawSpec::This | coal_refs::LawSpec::Unstated => true,
+            coal_refs::LawSpec::Named(name) => resolver.names().lookup(name) == Some(law_index),
+            coal_refs::LawSpec::Generic => false,
+        };
+        if same_law {
+            rep.numbered_same_law += 1;
+            rep.numbered_same_law_resolved += usize::from(resolved && r.unresolved.is_none());
+        }
+    }
+}

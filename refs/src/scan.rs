@@ -1,0 +1,66 @@
+//! Character-level helpers: statute text is scanned as a `[char]` so spans are character
+//! offsets, the unit every consumer (SPARQL, the CLI, fixtures) counts in.
+
+/// Does `text[at..]` start with `pat`?
+pub fn starts_with(text: &[char], at: usize, pat: &str) -> bool {
+    let mut i = at;
+    for c in pat.chars() {
+        if text.get(i) != Some(&c) {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The first of `pats` that `text[at..]` starts with (list longer patterns first), with
+/// its length in characters.
+pub fn starts_with_any<'p>(text: &[char], at: usize, pats: &[&'p str]) -> Option<(&'p str, usize)> {
+    pats.iter()
+        .find(|p| starts_with(text, at, p))
+        .map(|p| (*p, p.chars().count()))
+}
+
+fn is_numeral(c: char) -> bool {
+    matches!(
+        c,
+        '零' | '〇' | '一' | '二' | '三' | '四' | '五' | '六' | '七' | '八' | '九' | '十' | '百'
+            | '千' | '两'
+    ) || c.is_ascii_digit()
+}
+
+/// A Chinese or Arabic numeral at `text[at..]`: its value and length in characters.
+pub fn numeral(text: &[char], at: usize) -> Option<(u32, usize)> {
+    let mut end = at;
+    while end < text.len() && is_numeral(text[end]) && end - at < 12 {
+        end += 1;
+    }
+    if end == at {
+        return None;
+    }
+    let s: String = text[at..end].iter().collect();
+    let value = if s.chars().all(|c| c.is_ascii_digit()) {
+        s.parse().ok()?
+    } else {
+        coal_corpus::parse_chinese_numeral(&s.replace('两', "二"))?
+    };
+    Some((value, end - at))
+}
+
+/// `第N<unit>` at `text[at..]`: the number and the length including 第 and the unit.
+pub fn numbered(text: &[char], at: usize, unit: char) -> Option<(u32, usize)> {
+    if text.get(at) != Some(&'第') {
+        return None;
+    }
+    let (n, len) = numeral(text, at + 1)?;
+    (text.get(at + 1 + len) == Some(&unit)).then_some((n, len + 2))
+}
+
+pub fn collect(text: &[char], range: std::ops::Range<usize>) -> String {
+    text[range].iter().collect()
+}
+
+/// Characters that end a clause: a term or subject never spans them.
+pub fn is_clause_break(c: char) -> bool {
+    matches!(c, '，' | '。' | '；' | '：' | ',' | ';' | ':' | '\n' | '！' | '？')
+}
