@@ -55,11 +55,17 @@ pub fn clauses(text: &str) -> Vec<Clause> {
                 }
             }
             let end = i + len;
+            let subject = collect(&chars, subject_start..i);
+            // 除本法另有规定外: the statute's own special rules; no other rule prevails.
+            if subject.starts_with('本') {
+                i = end;
+                continue;
+            }
             out.push(Clause {
                 kind: ClauseKind::Defers,
                 span: s..end,
                 text: collect(&chars, s..end),
-                subject: collect(&chars, subject_start..i),
+                subject,
             });
             i = end;
             continue;
@@ -117,6 +123,7 @@ mod tests {
         assert_eq!(c[0].text, "其他法律对此另有规定的，依照其规定");
         let c = clauses("除法律、行政法规另有规定外，应当公开。");
         assert_eq!(c[0].subject, "法律、行政法规");
+        assert!(clauses("保险公司，除本法另有规定外，适用公司法的规定。").is_empty());
     }
 
     #[test]

@@ -26,8 +26,19 @@ pub struct Definition {
 }
 
 const SCOPES: &[&str] = &[
-    "本条例", "本规定", "本办法", "本细则", "本解释", "本决定", "本准则", "本规则", "本法",
-    "本章", "本节", "本条", "本款",
+    "本条例",
+    "本规定",
+    "本办法",
+    "本细则",
+    "本解释",
+    "本决定",
+    "本准则",
+    "本规则",
+    "本法",
+    "本章",
+    "本节",
+    "本条",
+    "本款",
 ];
 const MEANS: &[&str] = &["，是指", "是指", "，指", "，包括", "包括", "，是", "指"];
 const MAX_TERM: usize = 20;
@@ -43,7 +54,9 @@ fn sentence_from(text: &[char], start: usize) -> String {
 fn plausible_term(t: &str) -> bool {
     let n = t.chars().count();
     (2..=MAX_TERM).contains(&n)
-        && !t.chars().any(|c| is_clause_break(c) || matches!(c, '（' | '）' | '(' | ')' | '“' | '”'))
+        && !t
+            .chars()
+            .any(|c| is_clause_break(c) || matches!(c, '（' | '）' | '(' | ')' | '“' | '”'))
 }
 
 fn strip_quotes(text: &[char], mut r: Range<usize>) -> Range<usize> {
@@ -83,9 +96,9 @@ fn scoped_meanings(text: &[char], out: &mut Vec<Definition>) {
         if text.get(at) == Some(&'的') {
             at += 1;
         }
-        let Some(end) = (at..text.len().min(at + 3 * MAX_TERM)).find(|&j| {
-            starts_with_any(text, j, MEANS).is_some() || is_clause_break(text[j])
-        }) else {
+        let Some(end) = (at..text.len().min(at + 3 * MAX_TERM))
+            .find(|&j| starts_with_any(text, j, MEANS).is_some() || is_clause_break(text[j]))
+        else {
             continue;
         };
         let sentence = sentence_from(text, i);
@@ -148,7 +161,8 @@ fn abbreviations(text: &[char], out: &mut Vec<Definition>) {
             continue;
         };
         let at = i + 1 + plen;
-        let Some(close) = (at..text.len().min(at + MAX_TERM + 4)).find(|&j| matches!(text[j], '）' | ')'))
+        let Some(close) =
+            (at..text.len().min(at + MAX_TERM + 4)).find(|&j| matches!(text[j], '）' | ')'))
         else {
             continue;
         };
@@ -159,7 +173,11 @@ fn abbreviations(text: &[char], out: &mut Vec<Definition>) {
         }
         // The long form: back to the last clause break or verb-like boundary.
         let mut s = i;
-        while s > 0 && !is_clause_break(text[s - 1]) && !matches!(text[s - 1], '、' | '“' | '”') && i - s < 40 {
+        while s > 0
+            && !is_clause_break(text[s - 1])
+            && !matches!(text[s - 1], '、' | '“' | '”')
+            && i - s < 40
+        {
             s -= 1;
         }
         let long_form = collect(text, s..i);
@@ -178,8 +196,8 @@ fn enumerations(text: &[char], out: &mut Vec<Definition>) {
         if !starts_with(text, i, "下列") {
             continue;
         }
-        let Some(colon) = (i + 2..text.len().min(i + 2 + 3 * MAX_TERM))
-            .find(|&j| matches!(text[j], '：' | ':'))
+        let Some(colon) =
+            (i + 2..text.len().min(i + 2 + 3 * MAX_TERM)).find(|&j| matches!(text[j], '：' | ':'))
         else {
             continue;
         };
@@ -217,10 +235,22 @@ mod tests {
 
     #[test]
     fn scoped_and_leading_meanings() {
-        assert_eq!(terms("本法所称未成年人是指未满十八周岁的公民。"), ["未成年人"]);
-        assert_eq!(terms("本条例所称的“社会保险费”，是指基本养老保险费。"), ["社会保险费"]);
-        assert_eq!(terms("本法所称用人单位、劳动者，包括…"), ["用人单位", "劳动者"]);
-        assert_eq!(terms("（一）家庭暴力，是指家庭成员之间以殴打实施的侵害行为；"), ["家庭暴力"]);
+        assert_eq!(
+            terms("本法所称未成年人是指未满十八周岁的公民。"),
+            ["未成年人"]
+        );
+        assert_eq!(
+            terms("本条例所称的“社会保险费”，是指基本养老保险费。"),
+            ["社会保险费"]
+        );
+        assert_eq!(
+            terms("本法所称用人单位、劳动者，包括…"),
+            ["用人单位", "劳动者"]
+        );
+        assert_eq!(
+            terms("（一）家庭暴力，是指家庭成员之间以殴打实施的侵害行为；"),
+            ["家庭暴力"]
+        );
         let d = &definitions("本法所称未成年人是指未满十八周岁的公民。")[0];
         assert_eq!(d.span, 4..8);
         assert_eq!(d.kind, DefinitionKind::Meaning);
@@ -233,14 +263,22 @@ mod tests {
         assert_eq!(d[0].term, "劳动行政部门");
         assert_eq!(
             d[0].kind,
-            DefinitionKind::Abbreviation { long_form: "国务院劳动行政部门".into() }
+            DefinitionKind::Abbreviation {
+                long_form: "国务院劳动行政部门".into()
+            }
         );
     }
 
     #[test]
     fn enumerations_and_non_definitions() {
-        assert_eq!(terms("夫妻在婚姻关系存续期间所得的下列财产，为夫妻的共同财产："), Vec::<String>::new());
-        assert_eq!(terms("下列财产为夫妻一方的个人财产："), ["夫妻一方的个人财产"]);
+        assert_eq!(
+            terms("夫妻在婚姻关系存续期间所得的下列财产，为夫妻的共同财产："),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            terms("下列财产为夫妻一方的个人财产："),
+            ["夫妻一方的个人财产"]
+        );
         assert_eq!(terms("下列行为属于不正当竞争："), ["不正当竞争"]);
         assert!(terms("用人单位应当依法建立和完善劳动规章制度。").is_empty());
     }

@@ -86,8 +86,17 @@ enum Tok {
 
 /// How a statute names itself. Longer names first (本条例 before 本条).
 const THIS_LAW: &[&str] = &[
-    "本条例", "本规定", "本办法", "本细则", "本解释", "本决定", "本准则", "本规则", "本通则",
-    "本章程", "本法",
+    "本条例",
+    "本规定",
+    "本办法",
+    "本细则",
+    "本解释",
+    "本决定",
+    "本准则",
+    "本规则",
+    "本通则",
+    "本章程",
+    "本法",
 ];
 const LIST: &[&str] = &["以及", "或者", "、", "和", "及", "或", "与"];
 const RANGE: &[&str] = &["至", "到"];
@@ -422,7 +431,13 @@ mod tests {
         assert_eq!(r.law, LawSpec::This);
         assert_eq!(r.text, "本法第三十九条");
         assert_eq!(r.span, 2..9);
-        assert_eq!(r.targets, vec![Target { article: art(39), ..Default::default() }]);
+        assert_eq!(
+            r.targets,
+            vec![Target {
+                article: art(39),
+                ..Default::default()
+            }]
+        );
     }
 
     #[test]
@@ -431,8 +446,16 @@ mod tests {
         assert_eq!(
             r.targets,
             vec![
-                Target { article: art(39), paragraph: Some(ParagraphSpec::Number(1)), item: Some(2) },
-                Target { article: art(39), paragraph: Some(ParagraphSpec::Number(1)), item: Some(3) },
+                Target {
+                    article: art(39),
+                    paragraph: Some(ParagraphSpec::Number(1)),
+                    item: Some(2)
+                },
+                Target {
+                    article: art(39),
+                    paragraph: Some(ParagraphSpec::Number(1)),
+                    item: Some(3)
+                },
             ]
         );
         let r = one("依照第四十条、第四十一条和第四十二条的规定");
@@ -441,10 +464,23 @@ mod tests {
         let r = one("适用本法第二十条至第二十四条的规定");
         assert_eq!(
             r.targets,
-            vec![Target { article: Some(ArticleSpec::Range { from: 20, to: 24 }), ..Default::default() }]
+            vec![Target {
+                article: Some(ArticleSpec::Range { from: 20, to: 24 }),
+                ..Default::default()
+            }]
         );
+        let r = one("因本条第一款第（三）项、第（五）项规定的情形");
+        assert_eq!(r.targets.len(), 2);
+        assert_eq!(r.targets[1].item, Some(5));
+        assert_eq!(r.text, "本条第一款第（三）项、第（五）项");
         let r = one("第一百三十三条之一规定的");
-        assert_eq!(r.targets[0].article, Some(ArticleSpec::Number { main: 133, suffix: 1 }));
+        assert_eq!(
+            r.targets[0].article,
+            Some(ArticleSpec::Number {
+                main: 133,
+                suffix: 1
+            })
+        );
         let r = one("本条第一款至第三款规定的");
         assert_eq!(r.targets.len(), 3);
         assert_eq!(r.targets[2].paragraph, Some(ParagraphSpec::Number(3)));
@@ -454,7 +490,13 @@ mod tests {
     #[test]
     fn previous_paragraphs_and_articles() {
         let r = one("有前款规定情形之一的");
-        assert_eq!(r.targets, vec![Target { paragraph: Some(ParagraphSpec::Previous(1)), ..Default::default() }]);
+        assert_eq!(
+            r.targets,
+            vec![Target {
+                paragraph: Some(ParagraphSpec::Previous(1)),
+                ..Default::default()
+            }]
+        );
         let r = one("前两款规定以外的");
         assert_eq!(r.targets[0].paragraph, Some(ParagraphSpec::Previous(2)));
         let r = one("违反前条规定");
@@ -465,7 +507,11 @@ mod tests {
         let r = one("有前款第二项情形的");
         assert_eq!(
             r.targets,
-            vec![Target { paragraph: Some(ParagraphSpec::Previous(1)), item: Some(2), ..Default::default() }]
+            vec![Target {
+                paragraph: Some(ParagraphSpec::Previous(1)),
+                item: Some(2),
+                ..Default::default()
+            }]
         );
     }
 

@@ -24,8 +24,20 @@ pub fn starts_with_any<'p>(text: &[char], at: usize, pats: &[&'p str]) -> Option
 fn is_numeral(c: char) -> bool {
     matches!(
         c,
-        '零' | '〇' | '一' | '二' | '三' | '四' | '五' | '六' | '七' | '八' | '九' | '十' | '百'
-            | '千' | '两'
+        '零' | '〇'
+            | '一'
+            | '二'
+            | '三'
+            | '四'
+            | '五'
+            | '六'
+            | '七'
+            | '八'
+            | '九'
+            | '十'
+            | '百'
+            | '千'
+            | '两'
     ) || c.is_ascii_digit()
 }
 
@@ -48,12 +60,22 @@ pub fn numeral(text: &[char], at: usize) -> Option<(u32, usize)> {
 }
 
 /// `第N<unit>` at `text[at..]`: the number and the length including 第 and the unit.
+/// Items are also written with their label's brackets: 第（三）项.
 pub fn numbered(text: &[char], at: usize, unit: char) -> Option<(u32, usize)> {
     if text.get(at) != Some(&'第') {
         return None;
     }
-    let (n, len) = numeral(text, at + 1)?;
-    (text.get(at + 1 + len) == Some(&unit)).then_some((n, len + 2))
+    let bracket = matches!(text.get(at + 1), Some('（' | '('));
+    let start = at + 1 + usize::from(bracket);
+    let (n, len) = numeral(text, start)?;
+    let mut end = start + len;
+    if bracket {
+        if !matches!(text.get(end), Some('）' | ')')) {
+            return None;
+        }
+        end += 1;
+    }
+    (text.get(end) == Some(&unit)).then_some((n, end + 1 - at))
 }
 
 pub fn collect(text: &[char], range: std::ops::Range<usize>) -> String {
@@ -62,5 +84,8 @@ pub fn collect(text: &[char], range: std::ops::Range<usize>) -> String {
 
 /// Characters that end a clause: a term or subject never spans them.
 pub fn is_clause_break(c: char) -> bool {
-    matches!(c, '，' | '。' | '；' | '：' | ',' | ';' | ':' | '\n' | '！' | '？')
+    matches!(
+        c,
+        '，' | '。' | '；' | '：' | ',' | ';' | ':' | '\n' | '！' | '？'
+    )
 }

@@ -190,7 +190,11 @@ pub fn version_knowledge(
                     },
                 );
                 g.zh(&ciri, vocab::RAW_TEXT, &cl.text);
-                g.int(&ciri, vocab::SPAN_START, (cl.span.start + prov.offset) as i64);
+                g.int(
+                    &ciri,
+                    vocab::SPAN_START,
+                    (cl.span.start + prov.offset) as i64,
+                );
                 g.int(&ciri, vocab::SPAN_END, (cl.span.end + prov.offset) as i64);
                 if !cl.subject.is_empty() {
                     g.zh(&ciri, vocab::SUBJECT_TEXT, &cl.subject);
@@ -198,7 +202,8 @@ pub fn version_knowledge(
                 match cl.kind {
                     ClauseKind::Defers => {
                         rep.clauses_defers += 1;
-                        if let Some(target) = deferred_law(resolver, corpus, &cl.subject, law_index, v)
+                        if let Some(target) =
+                            deferred_law(resolver, corpus, &cl.subject, law_index, v)
                         {
                             g.edge(&airi, vocab::DEFERS_TO, &target);
                             rep.defers_to_laws += 1;

@@ -56,7 +56,11 @@ impl LawNames {
         self.bare
             .iter()
             .find(|(n, _)| {
-                text.contains(n.as_str())
+                // 公司法律 is "company laws", not 公司法.
+                let standalone = text
+                    .match_indices(n.as_str())
+                    .any(|(i, m)| !text[i + m.len()..].starts_with(['律', '规']));
+                standalone
                     && (n.chars().count() >= 3
                         || text.contains(&format!("{n}有关规定"))
                         || text.contains(&format!("{n}的规定")))
@@ -140,9 +144,8 @@ impl<'c> Resolver<'c> {
         for mut r in coal_refs::references(text) {
             // 该条 continues the provision's last reference; a bare 第六项 only within
             // the same sentence.
-            let same_sentence = antecedent.is_some_and(|a| {
-                !chars[a.end.min(r.span.start)..r.span.start].contains(&'。')
-            });
+            let same_sentence = antecedent
+                .is_some_and(|a| !chars[a.end.min(r.span.start)..r.span.start].contains(&'。'));
             let end = r.span.end;
             r.span = r.span.start + offset..r.span.end + offset;
             let (resolved, last) =
@@ -270,11 +273,17 @@ impl<'c> Resolver<'c> {
             let (law, version, articles) = match (t.article, t.paragraph, ante) {
                 (Some(ArticleSpec::Antecedent), _, Some(a)) => (a.law, a.version, vec![a.article]),
                 (Some(ArticleSpec::Antecedent), _, None) => {
-                    out.problems.push(format!("{}: no article cited before it", r.text));
+                    out.problems
+                        .push(format!("{}: no article cited before it", r.text));
                     continue;
                 }
                 // 前款第二项至第五项…；第六项、第七项: the list goes on.
-                (None, None, Some(a)) if same_sentence && t.item.is_some() && a.paragraph.is_some() => {
+                // Or, past the sentence, when this paragraph has no such item.
+                (None, None, Some(a))
+                    if a.paragraph.is_some()
+                        && t.item
+                            .is_some_and(|n| same_sentence || !self.has_item(at, n)) =>
+                {
                     inherited_paragraph = a.paragraph;
                     (a.law, a.version, vec![a.article])
                 }
@@ -318,13 +327,15 @@ impl<'c> Resolver<'c> {
                         (cur - k..cur).collect()
                     }
                     (Some(_), _, _) => {
-                        out.problems.push(format!("{} outside its own article", r.text));
+                        out.problems
+                            .push(format!("{} outside its own article", r.text));
                         continue;
                     }
                 };
                 for pn in paragraphs {
                     let Some(p) = a.paragraphs.iter().find(|p| p.number == pn) else {
-                        out.problems.push(format!("{} has no paragraph {pn}", a.label));
+                        out.problems
+                            .push(format!("{} has no paragraph {pn}", a.label));
                         continue;
                     };
                     let piri = iri::paragraph(&airi, pn);
@@ -345,6 +356,14 @@ impl<'c> Resolver<'c> {
         out
     }
 
+    /// Does the paragraph being read have item `n`?
+    fn has_item(&self, at: Place, n: u32) -> bool {
+        let a = &self.corpus.laws[at.law].versions[at.version].articles[at.article];
+        a.paragraphs
+            .get(at.paragraph)
+            .is_some_and(|p| p.items.iter().any(|i| i.number == n))
+    }
+
     /// The articles an article spec names in version `v` (indexes).
     fn articles(
         &self,
@@ -356,9 +375,7 @@ impl<'c> Resolver<'c> {
         match spec {
             None | Some(ArticleSpec::This) if same_place => Ok(vec![at.article]),
             None | Some(ArticleSpec::This) => Err("本条 outside its own law".to_owned()),
-            Some(ArticleSpec::Previous) if same_place && at.article > 0 => {
-                Ok(vec![at.article - 1])
-            }
+            Some(ArticleSpec::Previous) if same_place && at.article > 0 => Ok(vec![at.article - 1]),
             Some(ArticleSpec::Previous) => Err("前条 of the first article".to_owned()),
             Some(ArticleSpec::Antecedent) => Err("该条 without an antecedent".to_owned()),
             Some(ArticleSpec::Number { main, suffix }) => find_article(v, main, suffix)
