@@ -48,7 +48,7 @@ test: model
 bench-build: coal
 	rm -rf /tmp/coal-bench-store
 	/usr/bin/time -v $(COAL) build --structure-only --corpus $(CORPUS) --store /tmp/coal-bench-store 2>&1 | \
-		grep -E "build |files read|graph:|time:|Maximum resident|Elapsed"
+		grep -E "build |files read|graph:|references:|concepts:|time:|Maximum resident|Elapsed"
 
 # Full eval-profile build with embeddings into a fresh store (nothing cached): wall time,
 # stage times and peak memory.

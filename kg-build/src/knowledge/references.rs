@@ -12,18 +12,18 @@ use crate::rdf::law_iris;
 /// 中华人民共和国, with or without a trailing （…） note.
 pub struct LawNames {
     by_name: HashMap<String, usize>,
-    /// Names of 2+ characters that may precede 第X条 without brackets (刑法第X条),
-    /// longest first.
-    bare: Vec<(String, usize)>,
+    /// The longest name, in characters (bounds the substring searches).
+    longest: usize,
 }
 
 pub fn normalize_name(name: &str) -> String {
     let mut n = name.trim().replace([' ', '\u{3000}'], "");
     // 《中华人民共和国刑法（2020年修正）》 → 刑法
-    if let Some(open) = n.find(['（', '(']) {
-        if n.ends_with(['）', ')']) && open > 0 {
-            n.truncate(open);
-        }
+    if let Some(open) = n.find(['（', '('])
+        && n.ends_with(['）', ')'])
+        && open > 0
+    {
+        n.truncate(open);
     }
     coal_corpus::short_name(&n)
 }
@@ -37,13 +37,8 @@ impl LawNames {
                 by_name.entry(normalize_name(&v.title)).or_insert(i);
             }
         }
-        let mut bare: Vec<(String, usize)> = by_name
-            .iter()
-            .filter(|(n, _)| n.chars().count() >= 2)
-            .map(|(n, &i)| (n.clone(), i))
-            .collect();
-        bare.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
-        LawNames { by_name, bare }
+        let longest = by_name.keys().map(|n| n.chars().count()).max().unwrap_or(0);
+        LawNames { by_name, longest }
     }
 
     pub fn lookup(&self, name: &str) -> Option<usize> {
@@ -53,28 +48,39 @@ impl LawNames {
     /// The law with the longest name of 3+ characters inside `text` (2-character names
     /// such as 刑法 only count right before 有关规定 / 的规定).
     fn name_within(&self, text: &str) -> Option<usize> {
-        self.bare
-            .iter()
-            .find(|(n, _)| {
+        let chars: Vec<char> = text.chars().collect();
+        let mut best: Option<(usize, usize)> = None; // (length, law)
+        for start in 0..chars.len() {
+            let max = self.longest.min(chars.len() - start);
+            for len in (2..=max).rev() {
+                if best.is_some_and(|(l, _)| l >= len) {
+                    break;
+                }
+                let end = start + len;
+                let name: String = chars[start..end].iter().collect();
+                let Some(&law) = self.by_name.get(&name) else {
+                    continue;
+                };
                 // 公司法律 is "company laws", not 公司法.
-                let standalone = text
-                    .match_indices(n.as_str())
-                    .any(|(i, m)| !text[i + m.len()..].starts_with(['律', '规']));
-                standalone
-                    && (n.chars().count() >= 3
-                        || text.contains(&format!("{n}有关规定"))
-                        || text.contains(&format!("{n}的规定")))
-            })
-            .map(|(_, i)| *i)
+                if matches!(chars.get(end), Some('律' | '规')) {
+                    continue;
+                }
+                let rest: String = chars[end..].iter().collect();
+                if len >= 3 || rest.starts_with("有关规定") || rest.starts_with("的规定") {
+                    best = Some((len, law));
+                }
+            }
+        }
+        best.map(|(_, law)| law)
     }
 
-    /// The law whose name `before` ends with (for 刑法第X条), and the name's length in
-    /// characters.
-    fn name_ending(&self, before: &str) -> Option<(usize, usize)> {
-        self.bare
-            .iter()
-            .find(|(n, _)| before.ends_with(n.as_str()))
-            .map(|(n, i)| (*i, n.chars().count()))
+    /// The law whose name (2+ characters) `before` ends with, longest first, for
+    /// 刑法第X条; with the name's length in characters.
+    fn name_ending(&self, before: &[char]) -> Option<(usize, usize)> {
+        (2..=self.longest.min(before.len())).rev().find_map(|len| {
+            let name: String = before[before.len() - len..].iter().collect();
+            self.by_name.get(&name).map(|&law| (law, len))
+        })
     }
 }
 
@@ -219,8 +225,11 @@ impl<'c> Resolver<'c> {
             },
             LawSpec::Unstated => {
                 let start = r.span.start - offset;
-                let before: String = text[..start].iter().collect();
-                match self.names.name_ending(&before).filter(|_| numbered) {
+                match self
+                    .names
+                    .name_ending(&text[..start])
+                    .filter(|_| numbered)
+                {
                     Some((l, len)) => {
                         r.span.start -= len;
                         let name: String = text[start - len..start].iter().collect();
