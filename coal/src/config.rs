@@ -57,6 +57,9 @@ pub struct EmbedderConfig {
 pub struct FileConfig {
     #[serde(default)]
     pub embedder: EmbedderConfig,
+    /// The method's constants (METHOD.md §3–5); any left out keep the paper's values.
+    #[serde(default)]
+    pub method: query_engine::method::MethodConfig,
 }
 
 impl FileConfig {
@@ -285,6 +288,27 @@ pub struct SearchArgs {
     pub store: StoreArgs,
 }
 
+#[derive(Args, Debug)]
+pub struct AskArgs {
+    /// The question.
+    pub question: String,
+    /// Skip routing: use this retrieval tier (1 dense, 2 hybrid, 3 graph, 4 graph-verified).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=4))]
+    pub tier: Option<u8>,
+    /// Show the whole trace: type, scores, tier, each retriever's candidates, dropped
+    /// candidates with reasons, timings.
+    #[arg(long)]
+    pub explain: bool,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub bm25: Bm25Args,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
 pub enum SearchMode {
     Bm25,
@@ -361,6 +385,22 @@ impl EvalRetrievalArgs {
         }
         Ok(ks)
     }
+}
+
+#[derive(Args, Debug)]
+pub struct BenchAskArgs {
+    /// Question sets (JSONL with a `question` field); only the questions are read.
+    #[arg(long = "set", required = true)]
+    pub sets: Vec<PathBuf>,
+    /// At most this many questions per set.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    #[command(flatten)]
+    pub bm25: Bm25Args,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Args, Debug)]

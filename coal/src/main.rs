@@ -1,6 +1,7 @@
 //! `coal`: the command-line front end. Parses flags into validated configs once, calls
 //! the library crates, and owns all output, progress bars and exit codes.
 
+mod ask_cmd;
 mod bench_cmd;
 mod build_cmd;
 mod config;
@@ -31,6 +32,8 @@ enum Command {
     Export(config::ExportArgs),
     /// Search articles for a question (BM25 over law title, hierarchy, label and text).
     Search(config::SearchArgs),
+    /// Answer a question: score its complexity, route it to a retrieval tier, cite articles.
+    Ask(config::AskArgs),
     /// Evaluate retrieval on question sets with gold articles.
     #[command(subcommand)]
     Eval(EvalCommand),
@@ -43,6 +46,9 @@ enum Command {
 enum BenchCommand {
     /// Encoder throughput (tokens/s) on real articles and single-question latency.
     Encoder(config::BenchEncoderArgs),
+    /// `ask` on every question of the sets: start-up, question → context latency per
+    /// stage, tiers, question types and BM25 top-score quantiles.
+    Ask(config::BenchAskArgs),
 }
 
 #[derive(Subcommand)]
@@ -62,8 +68,10 @@ fn main() -> std::process::ExitCode {
         Command::Sparql(args) => sparql_cmd::run(args),
         Command::Export(args) => sparql_cmd::export(args),
         Command::Search(args) => search_cmd::search(args),
+        Command::Ask(args) => ask_cmd::run(args),
         Command::Eval(EvalCommand::Retrieval(args)) => search_cmd::eval_retrieval(args),
         Command::Bench(BenchCommand::Encoder(args)) => bench_cmd::encoder(args),
+        Command::Bench(BenchCommand::Ask(args)) => bench_cmd::ask(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -332,7 +332,9 @@ fn bad_files_are_reported_and_the_rest_builds() {
 fn help_documents_every_subcommand() {
     let out = coal(&["--help"]);
     let text = stdout(&out);
-    for cmd in ["build", "sparql", "export"] {
+    for cmd in [
+        "build", "sparql", "export", "search", "ask", "eval", "bench",
+    ] {
         assert!(text.contains(cmd), "{text}");
     }
     let out = coal(&["build", "--help"]);
@@ -648,4 +650,128 @@ fn protocol_build_and_search_with_an_openai_compatible_embedder_from_the_config_
         "{}",
         stderr(&out)
     );
+}
+
+/// A store of the 示范劳动法 fixture (references, items) and the 示范保障法 versions.
+fn ask_store(dir: &Path) -> String {
+    let store = dir.join("store");
+    let f = fixtures();
+    let law = f.join("示范劳动法(2020-01-01).md");
+    let v18 = f.join("versions/示范保障法(2018-10-26).md");
+    let v22 = f.join("versions/示范保障法(2022-10-30).md");
+    let out = coal(&[
+        "build",
+        "--file",
+        law.to_str().unwrap(),
+        "--file",
+        v18.to_str().unwrap(),
+        "--file",
+        v22.to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    store.to_str().unwrap().to_owned()
+}
+
+fn ask_json(store: &str, extra: &[&str], question: &str) -> serde_json::Value {
+    let mut args = vec!["ask", "--store", store, "--json", "--explain"];
+    args.extend_from_slice(extra);
+    args.push(question);
+    let out = coal(&args);
+    assert!(out.status.success(), "{question}: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn ask_answers_an_article_lookup_from_the_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = ask_store(dir.path());
+    let a = ask_json(&s, &[], "示范劳动法第五条的内容是什么？");
+    assert_eq!(a["kind"], "article_text", "{a}");
+    assert_eq!(a["citations"].as_array().unwrap().len(), 1);
+    assert_eq!(a["citations"][0]["label"], "第五条");
+    assert!(
+        a["answer"]
+            .as_str()
+            .unwrap()
+            .contains("违反本法第三条规定的"),
+        "{a}"
+    );
+    // An article that does not exist: said so, nothing cited, nothing invented.
+    let a = ask_json(&s, &[], "示范劳动法第九百条的内容是什么？");
+    assert_eq!(a["kind"], "no_such_article", "{a}");
+    assert!(
+        a["answer"].as_str().unwrap().contains("没有第九百条"),
+        "{a}"
+    );
+    assert!(a["citations"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn ask_routes_every_tier_and_cites_only_articles_of_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = ask_store(dir.path());
+    let question = "用人单位违反订立劳动合同的原则，要承担什么责任？";
+    for tier in ["1", "2", "3", "4"] {
+        let a = ask_json(&s, &["--tier", tier], question);
+        assert_eq!(a["tier"].to_string(), tier, "{a}");
+        let cites = a["citations"].as_array().unwrap();
+        assert!(!cites.is_empty(), "tier {tier}: {a}");
+        for c in cites {
+            let iri = c["iri"].as_str().unwrap();
+            let q = format!("ASK {{ <{iri}> a coal:Article }}");
+            let out = coal(&["sparql", "--store", &s, "--format", "json", &q]);
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(
+                v["boolean"], true,
+                "tier {tier} cites {iri}, not an article"
+            );
+        }
+        let cx = &a["trace"]["complexity"];
+        let c = cx["c_final"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&c), "{cx}");
+        assert_eq!(cx["intrinsic"]["dimensions"].as_array().unwrap().len(), 5);
+        if tier == "3" {
+            assert!(!a["trace"]["graph"].as_array().unwrap().is_empty(), "{a}");
+        }
+    }
+    // Routed: the explanation names every score.
+    let out = coal(&["ask", "--store", &s, "--explain", question]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for needle in [
+        "C_base",
+        "QSI",
+        "RDI",
+        "C_consistency",
+        "C_final",
+        "引用",
+        "timings",
+    ] {
+        assert!(text.contains(needle), "{needle} missing: {text}");
+    }
+}
+
+#[test]
+fn ask_rejects_empty_questions_and_survives_huge_and_control_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = ask_store(dir.path());
+    for q in ["", "   \n\t"] {
+        let out = coal(&["ask", "--store", &s, q]);
+        assert!(!out.status.success());
+        assert!(stderr(&out).contains("empty"), "{}", stderr(&out));
+    }
+    // ~100 kB (one argument may not exceed 128 kB).
+    let huge = "劳动合同".repeat(8_500);
+    let out = coal(&["ask", "--store", &s, &huge]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("only the first 2000"),
+        "{}",
+        stderr(&out)
+    );
+    let out = coal(&["ask", "--store", &s, "劳动\u{7}合同\u{1b}[31m的订立原则"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("第三条"), "{}", stdout(&out));
 }

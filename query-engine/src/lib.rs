@@ -1,10 +1,18 @@
-//! The query engine. For now: exact article lookup over the graph (the simple tier of the
-//! method starts here); complexity scoring and routing build on it.
+//! The query engine: the method of METHOD.md §3–6. [`engine::Engine::ask`] scores a
+//! question's complexity (intrinsic: [`complexity::intrinsic`]; consistency of BM25 and
+//! dense retrieval: [`complexity::consistency`]), routes it to dense, hybrid, graph or
+//! graph-verified retrieval, filters the context by score cliff ([`context`]) and answers
+//! with the articles it rests on.
 //!
 //! Architecture invariant: the query engine reads a built store through
 //! [`kg_store::GraphBackend`] and never depends on kg-build.
 
+pub mod complexity;
+pub mod context;
+pub mod engine;
 pub mod eval;
+pub mod graph;
+pub mod method;
 pub mod retrieve;
 
 use kg_store::oxigraph::model::Term;

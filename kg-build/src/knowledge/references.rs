@@ -225,11 +225,7 @@ impl<'c> Resolver<'c> {
             },
             LawSpec::Unstated => {
                 let start = r.span.start - offset;
-                match self
-                    .names
-                    .name_ending(&text[..start])
-                    .filter(|_| numbered)
-                {
+                match self.names.name_ending(&text[..start]).filter(|_| numbered) {
                     Some((l, len)) => {
                         r.span.start -= len;
                         let name: String = text[start - len..start].iter().collect();

@@ -1,0 +1,48 @@
+//! How complex a question is (METHOD.md §3–4): intrinsic complexity from the question
+//! itself, consistency complexity from how BM25 and dense retrieval agree, and Eq. 9.
+
+pub mod consistency;
+pub mod intrinsic;
+
+pub use consistency::{Consistency, consistency};
+pub use intrinsic::{
+    Decomposition, Entity, EntityKind, Intrinsic, Lexicon, QuestionType, intrinsic,
+};
+
+use serde::Serialize;
+
+use crate::method::MethodConfig;
+
+/// The whole score of one question.
+#[derive(Debug, Clone, Serialize)]
+pub struct Complexity {
+    pub intrinsic: Intrinsic,
+    pub consistency: Consistency,
+    pub c_final: f64,
+    pub tier: u8,
+}
+
+/// Eq. 9 and the tier. `use_intrinsic`/`use_consistency` false drop one side (ablations):
+/// the final score is then the other side alone.
+pub fn combine(
+    intrinsic: Intrinsic,
+    consistency: Consistency,
+    cfg: &MethodConfig,
+    use_intrinsic: bool,
+    use_consistency: bool,
+) -> Complexity {
+    let c_final = match (use_intrinsic, use_consistency) {
+        (true, true) => {
+            cfg.gamma * intrinsic.c_intrinsic + (1.0 - cfg.gamma) * consistency.c_consistency
+        }
+        (true, false) => intrinsic.c_intrinsic,
+        (false, true) => consistency.c_consistency,
+        (false, false) => 0.0,
+    };
+    Complexity {
+        tier: cfg.tier(c_final),
+        intrinsic,
+        consistency,
+        c_final,
+    }
+}

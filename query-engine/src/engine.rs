@@ -1,0 +1,625 @@
+//! `ask`: score a question's complexity, route it to one of four retrieval tiers, filter
+//! the context by score cliff and answer extractively with the articles it rests on.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::Instant;
+
+use coal_models::Embedder;
+use kg_store::Store;
+use serde::Serialize;
+
+use crate::QueryError;
+use crate::complexity::{self, Complexity, EntityKind, Lexicon, QuestionType};
+use crate::context::cliff_cut;
+use crate::graph::{Relation, StatuteGraph};
+use crate::method::MethodConfig;
+use crate::retrieve::{Fusion, HYBRID_CANDIDATES, Hit, Retriever};
+
+/// Characters of a question the engine reads (the rest is dropped with a warning).
+pub const MAX_QUESTION_CHARS: usize = 2_000;
+
+#[derive(Debug, Clone, Default)]
+pub struct AskOptions {
+    /// Skip routing and use this tier (1–4).
+    pub force_tier: Option<u8>,
+    /// Ablations: route on one side of Eq. 9 only.
+    pub without_intrinsic: bool,
+    pub without_consistency: bool,
+    /// Ablation: the top N of the hybrid list, no routing and no cliff.
+    pub fixed_top: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ContextArticle {
+    pub iri: String,
+    pub law_title: String,
+    pub version_date: String,
+    pub label: String,
+    pub text: String,
+    pub score: f64,
+    /// Which retriever or graph path brought it.
+    pub via: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Dropped {
+    pub iri: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Citation {
+    pub law_title: String,
+    pub version_date: String,
+    pub label: String,
+    pub iri: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerKind {
+    /// The question asked for an article and the graph has it: the answer is its text.
+    ArticleText,
+    /// The question asked for an article that the graph does not have.
+    NoSuchArticle,
+    /// The applicable articles, most relevant first.
+    ApplicableArticles,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Trace {
+    pub complexity: Option<Complexity>,
+    pub bm25: Vec<Hit>,
+    pub dense: Vec<Hit>,
+    pub hybrid: Vec<Hit>,
+    pub graph: Vec<Hit>,
+    pub dropped: Vec<Dropped>,
+    pub timings_ms: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Answer {
+    pub question: String,
+    pub tier: u8,
+    pub kind: AnswerKind,
+    pub answer: String,
+    pub citations: Vec<Citation>,
+    pub context: Vec<ContextArticle>,
+    pub warnings: Vec<String>,
+    pub trace: Trace,
+}
+
+pub struct Engine {
+    retriever: Retriever,
+    graph: StatuteGraph,
+    lexicon: Lexicon,
+    cfg: MethodConfig,
+}
+
+/// `第N条` with the law named right before it, in a question.
+struct ArticleMention {
+    law: usize,
+    label: String,
+    main: u32,
+}
+
+impl Engine {
+    pub fn open(
+        store: &Store,
+        embedder: Option<Box<dyn Embedder>>,
+        cfg: MethodConfig,
+    ) -> Result<Engine, QueryError> {
+        cfg.validate().map_err(QueryError::BadInput)?;
+        let retriever = Retriever::open(store, embedder)?;
+        let graph = StatuteGraph::load(store.graph())?;
+        let mut lexicon = Lexicon::default();
+        for l in &graph.laws {
+            lexicon.add(&l.short_name, EntityKind::Law, &l.short_name, &l.domain);
+            lexicon.add(&l.title, EntityKind::Law, &l.short_name, &l.domain);
+        }
+        let domain_of: HashMap<&str, &str> = graph
+            .laws
+            .iter()
+            .map(|l| (l.short_name.as_str(), l.domain.as_str()))
+            .collect();
+        for (label, nodes) in &graph.concepts {
+            if let Some(law) = nodes.first().and_then(|&n| graph.law_of(n)) {
+                let domain = domain_of.get(law).copied().unwrap_or_default();
+                lexicon.add(label, EntityKind::Concept, law, domain);
+            }
+        }
+        Ok(Engine {
+            retriever,
+            graph,
+            lexicon,
+            cfg,
+        })
+    }
+
+    pub fn config(&self) -> &MethodConfig {
+        &self.cfg
+    }
+
+    pub fn set_config(&mut self, cfg: MethodConfig) -> Result<(), QueryError> {
+        cfg.validate().map_err(QueryError::BadInput)?;
+        self.cfg = cfg;
+        Ok(())
+    }
+
+    /// Articles and concepts the graph tiers walk.
+    pub fn graph_size(&self) -> (usize, usize) {
+        (self.graph.article_count(), self.graph.concepts.len())
+    }
+
+    fn clean(question: &str, warnings: &mut Vec<String>) -> Result<String, QueryError> {
+        let q: String = question
+            .trim()
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let q = q.trim().to_owned();
+        if q.is_empty() {
+            return Err(QueryError::BadInput("the question is empty".into()));
+        }
+        let n = q.chars().count();
+        if n > MAX_QUESTION_CHARS {
+            warnings.push(format!(
+                "the question has {n} characters; only the first {MAX_QUESTION_CHARS} were read"
+            ));
+            return Ok(q.chars().take(MAX_QUESTION_CHARS).collect());
+        }
+        Ok(q)
+    }
+
+    /// `X法第N条` in the question: the law by the longest name ending right before 第.
+    fn article_mentions(&self, q: &str) -> Vec<ArticleMention> {
+        let re = regex::Regex::new("第([零〇一二三四五六七八九十百千两0-9]+)条").unwrap();
+        let mut out = Vec::new();
+        for m in re.captures_iter(q) {
+            let whole = m.get(0).unwrap();
+            let before: Vec<char> = q[..whole.start()]
+                .trim_end_matches(['》', ' '])
+                .chars()
+                .collect();
+            let law = (2..=before.len().min(40)).rev().find_map(|len| {
+                let name: String = before[before.len() - len..].iter().collect();
+                let name = name.trim_start_matches('《');
+                self.graph
+                    .laws
+                    .iter()
+                    .position(|l| l.short_name == name || l.title == name)
+            });
+            let digits = &m[1];
+            let main = if digits.chars().all(|c| c.is_ascii_digit()) {
+                digits.parse().ok()
+            } else {
+                coal_corpus_numeral(digits)
+            };
+            if let (Some(law), Some(main)) = (law, main) {
+                out.push(ArticleMention {
+                    law,
+                    label: format!("第{}条", to_chinese(main)),
+                    main,
+                });
+            }
+        }
+        out
+    }
+
+    fn article_iri(&self, m: &ArticleMention) -> String {
+        format!("{}/art_{}", self.graph.laws[m.law].version_iri, m.main)
+    }
+
+    fn context_article(&self, iri: &str, score: f64, via: &str) -> Option<ContextArticle> {
+        let a = self.retriever.article(iri).ok().flatten()?;
+        Some(ContextArticle {
+            iri: iri.to_owned(),
+            law_title: a.law_title,
+            version_date: a.version_date,
+            label: a.label,
+            text: a.text,
+            score,
+            via: via.to_owned(),
+        })
+    }
+
+    pub fn ask(&self, question: &str, opts: &AskOptions) -> Result<Answer, QueryError> {
+        let t0 = Instant::now();
+        let mut timings = BTreeMap::new();
+        let mut lap = |name: &str, t: &mut Instant| {
+            timings.insert(name.to_owned(), t.elapsed().as_secs_f64() * 1e3);
+            *t = Instant::now();
+        };
+        let mut t = t0;
+        let mut warnings = Vec::new();
+        let q = Self::clean(question, &mut warnings)?;
+        let intrinsic = complexity::intrinsic(&q, &self.lexicon, &self.cfg);
+        let mentions = self.article_mentions(&q);
+        lap("intrinsic", &mut t);
+
+        // An article lookup is answered from the graph, exactly.
+        if intrinsic.question_type == QuestionType::ArticleLookup
+            && opts.force_tier.is_none()
+            && opts.fixed_top.is_none()
+            && let Some(m) = mentions.first()
+        {
+            let law = &self.graph.laws[m.law];
+            let iri = self.article_iri(m);
+            let (kind, answer, context) = match self.context_article(&iri, 1.0, "graph lookup") {
+                Some(a) => (AnswerKind::ArticleText, a.text.clone(), vec![a]),
+                None => (
+                    AnswerKind::NoSuchArticle,
+                    format!(
+                        "《{}》（{}）没有{}。",
+                        law.title,
+                        law.version_date.as_deref().unwrap_or("未注明日期"),
+                        m.label
+                    ),
+                    Vec::new(),
+                ),
+            };
+            lap("lookup", &mut t);
+            return Ok(self.finish(
+                q,
+                1,
+                kind,
+                answer,
+                context,
+                warnings,
+                Trace {
+                    complexity: None,
+                    bm25: Vec::new(),
+                    dense: Vec::new(),
+                    hybrid: Vec::new(),
+                    graph: Vec::new(),
+                    dropped: Vec::new(),
+                    timings_ms: timings,
+                },
+            ));
+        }
+        for m in &mentions {
+            if self.graph.get(&self.article_iri(m)).is_none() {
+                warnings.push(format!(
+                    "《{}》 has no {} in its current version",
+                    self.graph.laws[m.law].title, m.label
+                ));
+            }
+        }
+
+        // Both retrievers, once: consistency, the tiers and the trace all use these lists.
+        let bm25 = self.retriever.bm25(&q, HYBRID_CANDIDATES, false)?;
+        lap("bm25", &mut t);
+        let dense = self.retriever.dense(&q, HYBRID_CANDIDATES, false)?;
+        lap("dense", &mut t);
+        let k = self.cfg.consistency_k;
+        let top = |l: &[Hit]| l.iter().take(k).map(|h| h.iri.clone()).collect::<Vec<_>>();
+        let (tb, td) = (top(&bm25), top(&dense));
+        let consistency = complexity::consistency(
+            bm25.first().map(|h| h.score as f64).unwrap_or(0.0),
+            &tb.iter().map(String::as_str).collect::<Vec<_>>(),
+            &td.iter().map(String::as_str).collect::<Vec<_>>(),
+            &self.cfg,
+        );
+        let cx = complexity::combine(
+            intrinsic,
+            consistency,
+            &self.cfg,
+            !opts.without_intrinsic,
+            !opts.without_consistency,
+        );
+        let hybrid = Retriever::fuse(&bm25, &dense, Fusion::Weighted, HYBRID_CANDIDATES);
+        lap("consistency", &mut t);
+
+        let tier = opts.force_tier.unwrap_or(cx.tier).clamp(1, 4);
+        let mut dropped = Vec::new();
+        let mut graph_hits = Vec::new();
+        let ranked: Vec<(String, f64, &str)> = if let Some(n) = opts.fixed_top {
+            hybrid
+                .iter()
+                .take(n)
+                .map(|h| (h.iri.clone(), h.score as f64, "hybrid"))
+                .collect()
+        } else {
+            match tier {
+                1 => dense
+                    .iter()
+                    .map(|h| (h.iri.clone(), h.score as f64, "dense"))
+                    .collect(),
+                2 => self.refine(&hybrid),
+                3 => {
+                    graph_hits = self.graph_retrieval(&cx, &mentions, &hybrid);
+                    graph_hits
+                        .iter()
+                        .map(|h| (h.iri.clone(), h.score as f64, "graph"))
+                        .collect()
+                }
+                _ => {
+                    graph_hits = self.graph_retrieval(&cx, &mentions, &hybrid);
+                    self.verify(&cx, &mentions, &hybrid, &graph_hits, &mut dropped)
+                }
+            }
+        };
+        lap("tier", &mut t);
+
+        let scores: Vec<f64> = ranked.iter().map(|r| r.1).collect();
+        let ti = tier as usize - 1;
+        let keep = match opts.fixed_top {
+            Some(n) => n.min(ranked.len()),
+            None => cliff_cut(
+                &scores,
+                self.cfg.cliff_sigma,
+                self.cfg.context_min[ti],
+                self.cfg.context_max[ti],
+            ),
+        };
+        let mut context: Vec<ContextArticle> = ranked
+            .iter()
+            .take(keep)
+            .filter_map(|(iri, s, via)| self.context_article(iri, *s, via))
+            .collect();
+        // An article the question names is always in the context, first.
+        for m in mentions.iter().rev() {
+            let iri = self.article_iri(m);
+            context.retain(|c| c.iri != iri);
+            if let Some(a) = self.context_article(&iri, f64::INFINITY, "named in the question") {
+                context.insert(0, a);
+            }
+        }
+        lap("context", &mut t);
+        let answer = structured_answer(&context);
+        let trace = Trace {
+            complexity: Some(cx),
+            bm25: bm25.into_iter().take(k).collect(),
+            dense: dense.into_iter().take(k).collect(),
+            hybrid: hybrid.into_iter().take(k).collect(),
+            graph: graph_hits.into_iter().take(k).collect(),
+            dropped,
+            timings_ms: timings,
+        };
+        Ok(self.finish(
+            q,
+            tier,
+            AnswerKind::ApplicableArticles,
+            answer,
+            context,
+            warnings,
+            trace,
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &self,
+        question: String,
+        tier: u8,
+        kind: AnswerKind,
+        answer: String,
+        context: Vec<ContextArticle>,
+        warnings: Vec<String>,
+        trace: Trace,
+    ) -> Answer {
+        let citations = context
+            .iter()
+            .map(|c| Citation {
+                law_title: c.law_title.clone(),
+                version_date: c.version_date.clone(),
+                label: c.label.clone(),
+                iri: c.iri.clone(),
+            })
+            .collect();
+        Answer {
+            question,
+            tier,
+            kind,
+            answer,
+            citations,
+            context,
+            warnings,
+            trace,
+        }
+    }
+
+    /// Tier 2: the hybrid list, refined once: the articles the top five cite join with
+    /// a share of their citer's score, then everything is re-ranked.
+    fn refine(&self, hybrid: &[Hit]) -> Vec<(String, f64, &'static str)> {
+        let mut scores: HashMap<String, (f64, &'static str)> = hybrid
+            .iter()
+            .map(|h| (h.iri.clone(), (h.score as f64, "hybrid")))
+            .collect();
+        for h in hybrid.iter().take(5) {
+            let Some(n) = self.graph.get(&h.iri) else {
+                continue;
+            };
+            for (m, rel) in self.graph.steps(n) {
+                if rel != Relation::Cites {
+                    continue;
+                }
+                let s = h.score as f64 * rel.weight();
+                let e = scores
+                    .entry(self.graph.iri(m).to_owned())
+                    .or_insert((0.0, "cited by a hybrid hit"));
+                e.0 = e.0.max(s);
+            }
+        }
+        sorted(scores)
+    }
+
+    /// Tier 3: evidence flows from the question's concepts, named articles and the top
+    /// hybrid hits along the graph (definitions, mentions, citations, siblings), two steps.
+    fn graph_retrieval(
+        &self,
+        cx: &Complexity,
+        mentions: &[ArticleMention],
+        hybrid: &[Hit],
+    ) -> Vec<Hit> {
+        let mut seeds: Vec<(petgraph::graph::NodeIndex, f64)> = Vec::new();
+        for e in &cx.intrinsic.decomposition.entities {
+            if e.kind == EntityKind::Concept
+                && let Some(nodes) = self.graph.concepts.get(&e.name)
+            {
+                seeds.extend(nodes.iter().map(|&n| (n, 1.0)));
+            }
+        }
+        for m in mentions {
+            if let Some(n) = self.graph.get(&self.article_iri(m)) {
+                seeds.push((n, 1.0));
+            }
+        }
+        for h in hybrid.iter().take(10) {
+            if let Some(n) = self.graph.get(&h.iri) {
+                seeds.push((n, h.score as f64));
+            }
+        }
+        let mut evidence: HashMap<petgraph::graph::NodeIndex, f64> = HashMap::new();
+        let mut frontier = seeds.clone();
+        for (n, s) in &seeds {
+            *evidence.entry(*n).or_default() += s;
+        }
+        for _ in 0..2 {
+            let mut next = Vec::new();
+            for (n, s) in frontier {
+                // A concept mentioned everywhere spreads thin.
+                let fan = self.graph.steps(n).count().max(1) as f64;
+                let damp = if self.graph.is_article(n) {
+                    1.0
+                } else {
+                    1.0 / fan.sqrt()
+                };
+                for (m, rel) in self.graph.steps(n) {
+                    let add = s * rel.weight() * damp * 0.5;
+                    if add < 0.01 {
+                        continue;
+                    }
+                    *evidence.entry(m).or_default() += add;
+                    next.push((m, add));
+                }
+            }
+            frontier = next;
+        }
+        let hybrid_score: HashMap<&str, f32> =
+            hybrid.iter().map(|h| (h.iri.as_str(), h.score)).collect();
+        let mut hits: Vec<Hit> = evidence
+            .into_iter()
+            .filter(|(n, _)| self.graph.is_article(*n))
+            .map(|(n, e)| {
+                let iri = self.graph.iri(n).to_owned();
+                let h = hybrid_score.get(iri.as_str()).copied().unwrap_or(0.0);
+                Hit {
+                    score: (e + h as f64) as f32,
+                    bm25: None,
+                    dense: None,
+                    iri,
+                }
+            })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+        hits.truncate(HYBRID_CANDIDATES);
+        hits
+    }
+
+    /// Tier 4: the hybrid candidates checked against the graph: dropped when outside
+    /// every reasoning path of the question (when it links to the graph at all), or on
+    /// the yielding side of an override clause whose law is also in play.
+    fn verify(
+        &self,
+        cx: &Complexity,
+        mentions: &[ArticleMention],
+        hybrid: &[Hit],
+        graph_hits: &[Hit],
+        dropped: &mut Vec<Dropped>,
+    ) -> Vec<(String, f64, &'static str)> {
+        let linked = cx
+            .intrinsic
+            .decomposition
+            .entities
+            .iter()
+            .any(|e| e.kind == EntityKind::Concept)
+            || !mentions.is_empty();
+        let on_path: HashSet<&str> = graph_hits.iter().take(30).map(|h| h.iri.as_str()).collect();
+        let laws_in_play: HashSet<&str> = hybrid
+            .iter()
+            .take(20)
+            .filter_map(|h| self.graph.get(&h.iri).and_then(|n| self.graph.law_of(n)))
+            .collect();
+        let version_of_law: HashMap<&str, &str> = self
+            .graph
+            .laws
+            .iter()
+            .map(|l| (l.version_iri.as_str(), l.short_name.as_str()))
+            .collect();
+        let mut kept = Vec::new();
+        for (rank, h) in hybrid.iter().take(20).enumerate() {
+            if self.graph.get(&h.iri).is_none() {
+                dropped.push(Dropped {
+                    iri: h.iri.clone(),
+                    reason: "not in the current version of its law".into(),
+                });
+                continue;
+            }
+            if linked && rank >= 3 && !on_path.contains(h.iri.as_str()) {
+                dropped.push(Dropped {
+                    iri: h.iri.clone(),
+                    reason: "outside every graph path from the question's entities".into(),
+                });
+                continue;
+            }
+            if let Some(targets) = self.graph.defers_to.get(&h.iri)
+                && let Some(law) = targets
+                    .iter()
+                    .filter_map(|v| version_of_law.get(v.as_str()))
+                    .find(|l| laws_in_play.contains(**l))
+            {
+                dropped.push(Dropped {
+                    iri: h.iri.clone(),
+                    reason: format!(
+                        "yields to 《{law}》 (另有规定的，依照其规定), which is also in play"
+                    ),
+                });
+                continue;
+            }
+            kept.push((h.iri.clone(), h.score as f64, "hybrid, verified"));
+        }
+        kept
+    }
+}
+
+fn sorted(scores: HashMap<String, (f64, &'static str)>) -> Vec<(String, f64, &'static str)> {
+    let mut v: Vec<(String, f64, &'static str)> = scores
+        .into_iter()
+        .map(|(k, (s, via))| (k, s, via))
+        .collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v
+}
+
+/// The offline answer: the applicable articles in order, each with its law, version and
+/// text. Nothing is said that the context does not hold.
+fn structured_answer(context: &[ContextArticle]) -> String {
+    if context.is_empty() {
+        return "没有找到可适用的条文。".into();
+    }
+    let mut out = String::from("可适用的条文（按相关性排序）：\n");
+    for (i, c) in context.iter().enumerate() {
+        out.push_str(&format!(
+            "{}. 《{}》（{}）{}：{}\n",
+            i + 1,
+            c.law_title,
+            if c.version_date.is_empty() {
+                "未注明日期"
+            } else {
+                &c.version_date
+            },
+            c.label,
+            c.text.strip_prefix(&c.label).unwrap_or(&c.text).trim()
+        ));
+    }
+    out
+}
+
+fn coal_corpus_numeral(s: &str) -> Option<u32> {
+    coal_corpus::parse_chinese_numeral(&s.replace('两', "二"))
+}
+
+fn to_chinese(n: u32) -> String {
+    coal_corpus::to_chinese_numeral(n)
+}
