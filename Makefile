@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model e5-reference bench-e5-reference bench-build bench-build-eval bench-encoder bench-ask eval-retrieval fmt clippy
+.PHONY: coal demo test model e5-reference bench-e5-reference bench-build bench-build-eval bench-encoder bench-ask eval-answer calibrate eval-retrieval fmt clippy
 
 coal:
 	cargo build -p coal
@@ -88,6 +88,22 @@ bench-e5-reference: coal model
 bench-ask: coal model
 	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
 	$(COAL) bench ask --store $(EVAL_STORE) $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl) --limit 150
+
+# Answers on the four dev sets, routed and under every ablation, as a Markdown table.
+eval-answer: coal model
+	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	$(COAL) eval answer --store $(EVAL_STORE) $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl)
+
+# Refits gamma, the tier thresholds and the QSI midpoint on lecoqa.dev + lawbench-3-8.dev
+# and writes them to coal.toml (read by coal from the working directory).
+calibrate: coal model
+	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	rm -f /tmp/coal-calibrated.toml
+	$(COAL) calibrate --store $(EVAL_STORE) --set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl \
+		--config /dev/null --write /tmp/coal-calibrated.toml
+	{ echo "# Written by \`make calibrate\` (coal calibrate on lecoqa.dev + lawbench-3-8.dev, eval profile)."; \
+	  echo "# Delete this file to use the method's defaults (query-engine/src/method.rs)."; \
+	  cat /tmp/coal-calibrated.toml; } > coal.toml
 
 # Retrieval evaluation on the eval profile (the four dev sets), as a Markdown table.
 EVAL_STORE ?= /tmp/coal-eval-store

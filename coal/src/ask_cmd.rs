@@ -114,3 +114,129 @@ fn explain(out: &mut impl Write, a: &Answer, startup_ms: f64) -> anyhow::Result<
     writeln!(out, "timings: {}", timings.join(", "))?;
     Ok(())
 }
+
+/// `coal eval answer`
+pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
+    use query_engine::eval_answer::evaluate;
+    let variants = args.variants()?;
+    let store = Store::open(&args.store.store, false)?;
+    let cfg = FileConfig::read(args.model.config.as_deref())?.method;
+    let engine = Engine::open(&store, Some(args.model.load(false)?), cfg)?;
+    let gold_map = crate::search_cmd::gold_map(&store, args.store.db_url.as_deref())?;
+    let mut table = String::from(
+        "| set | variant | n | P | R | F1 | ROUGE-1 | ROUGE-2 | ROUGE-L | BLEU-4 | tiers 1/2/3/4 | p50 ms | p95 ms | invalid citations |\n|",
+    );
+    table.push_str(&"---|".repeat(14));
+    table.push('\n');
+    let mut json = serde_json::Map::new();
+    for path in &args.sets {
+        let mut items = query_engine::eval::load_set(path)?;
+        if let Some(n) = args.limit {
+            items.truncate(n);
+        }
+        let gold = crate::search_cmd::gold_sets(&gold_map, &items)?;
+        let set = path
+            .file_name()
+            .map(|f| f.to_string_lossy().trim_end_matches(".jsonl").to_owned())
+            .unwrap_or_default();
+        let mut per_set = serde_json::Map::new();
+        for v in &variants {
+            let r = evaluate(&engine, &items, &gold, *v)?;
+            let tier = |t: u8| r.tiers.get(&t).copied().unwrap_or(0);
+            table.push_str(&format!(
+                "| {set} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {}/{}/{}/{} | {:.1} | {:.1} | {} |\n",
+                v.name(),
+                r.questions,
+                r.precision,
+                r.recall,
+                r.f1,
+                r.rouge1,
+                r.rouge2,
+                r.rouge_l,
+                r.bleu4,
+                tier(1),
+                tier(2),
+                tier(3),
+                tier(4),
+                r.p50_ms,
+                r.p95_ms,
+                r.invalid_citations
+            ));
+            per_set.insert(v.name(), serde_json::to_value(&r)?);
+        }
+        json.insert(set, serde_json::Value::Object(per_set));
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+    } else {
+        write!(out, "{table}")?;
+    }
+    Ok(())
+}
+
+/// `coal calibrate`
+pub fn calibrate(args: crate::config::CalibrateArgs) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use query_engine::calibrate::{calibrate, observe};
+    if let Some(path) = &args.write
+        && path.exists()
+    {
+        anyhow::bail!("{} exists; choose another --write path", path.display());
+    }
+    let store = Store::open(&args.store.store, false)?;
+    let base = FileConfig::read(args.model.config.as_deref())?.method;
+    let engine = Engine::open(&store, Some(args.model.load(false)?), base.clone())?;
+    let gold_map = crate::search_cmd::gold_map(&store, args.store.db_url.as_deref())?;
+    let mut obs = Vec::new();
+    for path in &args.sets {
+        let mut items = query_engine::eval::load_set(path)?;
+        if let Some(n) = args.limit {
+            items.truncate(n);
+        }
+        let gold = crate::search_cmd::gold_sets(&gold_map, &items)?;
+        obs.extend(observe(&engine, &items, &gold)?);
+    }
+    let c = calibrate(&obs, &base);
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&c)?)?;
+    } else {
+        writeln!(
+            out,
+            "{} questions with gold articles, {} grid points",
+            c.questions, c.grid_points
+        )?;
+        writeln!(out, "article F1, current constants: {:.4}", c.default_f1)?;
+        for (t, f) in c.forced_f1.iter().enumerate() {
+            writeln!(
+                out,
+                "article F1, every question in tier {}: {:.4}",
+                t + 1,
+                f
+            )?;
+        }
+        writeln!(
+            out,
+            "best: {:.4} with gamma {:.2}, theta {:.2}/{:.2}/{:.2}, QSI midpoint {:.1}",
+            c.best_f1,
+            c.best.gamma,
+            c.best.theta_low,
+            c.best.theta_medium,
+            c.best.theta_high,
+            c.best.qsi_midpoint
+        )?;
+    }
+    if let Some(path) = &args.write {
+        #[derive(serde::Serialize)]
+        struct File<'a> {
+            method: &'a query_engine::method::MethodConfig,
+        }
+        let text = toml::to_string(&File { method: &c.best })?;
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}

@@ -388,6 +388,67 @@ impl EvalRetrievalArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct EvalAnswerArgs {
+    /// Evaluation sets (JSONL with question, gold articles and reference answer).
+    #[arg(long = "set", value_name = "FILE", required = true, num_args = 1..)]
+    pub sets: Vec<PathBuf>,
+    /// At most this many questions per set.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Which configurations to run, comma-separated: routed, tier1, tier2, tier3, tier4,
+    /// no-intrinsic, no-consistency, top10 (default: all, side by side).
+    #[arg(long)]
+    pub variants: Option<String>,
+    #[command(flatten)]
+    pub bm25: Bm25Args,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+impl EvalAnswerArgs {
+    pub fn variants(&self) -> anyhow::Result<Vec<query_engine::eval_answer::Variant>> {
+        use query_engine::eval_answer::{ALL_VARIANTS, Variant};
+        match &self.variants {
+            None => Ok(ALL_VARIANTS.to_vec()),
+            Some(list) => list
+                .split(',')
+                .map(|v| {
+                    Variant::parse(v.trim()).ok_or_else(|| {
+                        anyhow::anyhow!("--variants: unknown `{v}` (routed, tier1, tier2, tier3, tier4, no-intrinsic, no-consistency, top10)")
+                    })
+                })
+                .collect(),
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    /// Dev sets (JSONL with question and gold articles).
+    #[arg(long = "set", value_name = "FILE", required = true, num_args = 1..)]
+    pub sets: Vec<PathBuf>,
+    /// At most this many questions per set.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Write the best constants here as a `[method]` table (a `coal.toml`); an existing
+    /// file is not overwritten.
+    #[arg(long)]
+    pub write: Option<PathBuf>,
+    #[command(flatten)]
+    pub bm25: Bm25Args,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
 pub struct BenchAskArgs {
     /// Question sets (JSONL with a `question` field); only the questions are read.
     #[arg(long = "set", required = true)]

@@ -34,6 +34,8 @@ enum Command {
     Search(config::SearchArgs),
     /// Answer a question: score its complexity, route it to a retrieval tier, cite articles.
     Ask(config::AskArgs),
+    /// Fit γ, the tier thresholds and the QSI midpoint to a dev set (routed article F1).
+    Calibrate(config::CalibrateArgs),
     /// Evaluate retrieval on question sets with gold articles.
     #[command(subcommand)]
     Eval(EvalCommand),
@@ -55,6 +57,9 @@ enum BenchCommand {
 enum EvalCommand {
     /// Recall@k, MRR@10, nDCG@10 and article precision/recall/F1@k per set, as a Markdown table.
     Retrieval(config::EvalRetrievalArgs),
+    /// Answers scored by article P/R/F1, ROUGE-1/2/L, BLEU-4, tiers and latency, routed and
+    /// under each ablation side by side.
+    Answer(config::EvalAnswerArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -69,7 +74,9 @@ fn main() -> std::process::ExitCode {
         Command::Export(args) => sparql_cmd::export(args),
         Command::Search(args) => search_cmd::search(args),
         Command::Ask(args) => ask_cmd::run(args),
+        Command::Calibrate(args) => ask_cmd::calibrate(args),
         Command::Eval(EvalCommand::Retrieval(args)) => search_cmd::eval_retrieval(args),
+        Command::Eval(EvalCommand::Answer(args)) => ask_cmd::eval_answer(args),
         Command::Bench(BenchCommand::Encoder(args)) => bench_cmd::encoder(args),
         Command::Bench(BenchCommand::Ask(args)) => bench_cmd::ask(args),
     };

@@ -84,6 +84,35 @@ pub fn search(args: SearchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Gold citations of the store's metadata mapped to article IRIs.
+pub fn gold_map(store: &Store, db_url: Option<&str>) -> anyhow::Result<GoldMap> {
+    let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let (versions, articles) = rt.block_on(async {
+        let db = store.meta(db_url).await?;
+        anyhow::Ok((
+            store.law_versions(&db).await?,
+            store.articles(&db, None).await?,
+        ))
+    })?;
+    Ok(GoldMap::new(&versions, articles))
+}
+
+/// Per item, one set of acceptable IRIs per gold article; an unmappable gold is an error.
+pub fn gold_sets(
+    gold_map: &GoldMap,
+    items: &[query_engine::eval::EvalItem],
+) -> anyhow::Result<Vec<Vec<HashSet<String>>>> {
+    Ok(items
+        .iter()
+        .map(|it| {
+            it.gold
+                .iter()
+                .map(|g| gold_map.resolve(it, g).map(|v| v.into_iter().collect()))
+                .collect()
+        })
+        .collect::<Result<_, _>>()?)
+}
+
 fn percentile(sorted: &[f64], p: usize) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -102,15 +131,7 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
     };
     let mut retriever = Retriever::open(&store, embedder)?;
     retriever.set_bm25_weights(args.bm25.bm25_weights.unwrap_or_default());
-    let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let (versions, articles) = rt.block_on(async {
-        let db = store.meta(args.store.db_url.as_deref()).await?;
-        anyhow::Ok((
-            store.law_versions(&db).await?,
-            store.articles(&db, None).await?,
-        ))
-    })?;
-    let gold_map = GoldMap::new(&versions, articles);
+    let gold_map = gold_map(&store, args.store.db_url.as_deref())?;
     let modes: &[Mode] = if args.bm25_only {
         &[Mode::Bm25]
     } else {
@@ -136,15 +157,7 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
     };
     for path in &args.sets {
         let items = load_set(path)?;
-        let gold: Vec<Vec<HashSet<String>>> = items
-            .iter()
-            .map(|it| {
-                it.gold
-                    .iter()
-                    .map(|g| gold_map.resolve(it, g).map(|v| v.into_iter().collect()))
-                    .collect()
-            })
-            .collect::<Result<_, _>>()?;
+        let gold = gold_sets(&gold_map, &items)?;
         // Per mode: ranked IRIs and latencies. BM25 and dense run once per question;
         // hybrid fuses those same lists (its latency is the sum plus the fusion).
         let mut ranked: Vec<Vec<Vec<String>>> = vec![Vec::new(); modes.len()];

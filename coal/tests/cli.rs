@@ -655,18 +655,13 @@ fn protocol_build_and_search_with_an_openai_compatible_embedder_from_the_config_
 /// A store of the 示范劳动法 fixture (references, items) and the 示范保障法 versions.
 fn ask_store(dir: &Path) -> String {
     let store = dir.join("store");
-    let f = fixtures();
-    let law = f.join("示范劳动法(2020-01-01).md");
-    let v18 = f.join("versions/示范保障法(2018-10-26).md");
-    let v22 = f.join("versions/示范保障法(2022-10-30).md");
+    let profile = eval_fixture("ask_profile.txt");
     let out = coal(&[
         "build",
-        "--file",
-        law.to_str().unwrap(),
-        "--file",
-        v18.to_str().unwrap(),
-        "--file",
-        v22.to_str().unwrap(),
+        "--corpus",
+        fixtures().to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
         "--store",
         store.to_str().unwrap(),
     ]);
@@ -774,4 +769,103 @@ fn ask_rejects_empty_questions_and_survives_huge_and_control_characters() {
     let out = coal(&["ask", "--store", &s, "劳动\u{7}合同\u{1b}[31m的订立原则"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("第三条"), "{}", stdout(&out));
+}
+
+#[test]
+fn eval_answer_scores_routed_and_ablated_answers_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = ask_store(dir.path());
+    let set = eval_fixture("answers.jsonl");
+    let out = coal(&[
+        "eval",
+        "answer",
+        "--store",
+        &s,
+        "--set",
+        set.to_str().unwrap(),
+        "--variants",
+        "routed,tier1,top10",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let routed = &r["answers"]["routed"];
+    assert_eq!(routed["questions"], 3, "{r}");
+    assert_eq!(routed["with_gold"], 3);
+    assert_eq!(routed["invalid_citations"], 0);
+    // Every gold article is cited; the lookup answer is the article text itself.
+    assert_eq!(routed["recall"].as_f64().unwrap(), 1.0, "{routed}");
+    assert!(routed["rouge1"].as_f64().unwrap() > 0.4, "{routed}");
+    // Ten articles for three gold ones: precision falls, recall stays.
+    let top10 = &r["answers"]["fixed top-10"];
+    assert!(top10["precision"].as_f64().unwrap() < routed["precision"].as_f64().unwrap());
+    assert_eq!(r["answers"]["tier 1"]["tiers"]["1"], 3);
+    let bad = coal(&[
+        "eval",
+        "answer",
+        "--store",
+        &s,
+        "--set",
+        set.to_str().unwrap(),
+        "--variants",
+        "tier9",
+    ]);
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("unknown `tier9`"), "{}", stderr(&bad));
+}
+
+#[test]
+fn calibrate_writes_a_config_that_ask_reads_and_never_overwrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = ask_store(dir.path());
+    let set = eval_fixture("answers.jsonl");
+    let written = dir.path().join("calibrated.toml");
+    let w = written.to_str().unwrap();
+    let args = [
+        "calibrate",
+        "--store",
+        &s,
+        "--set",
+        set.to_str().unwrap(),
+        "--write",
+        w,
+        "--json",
+    ];
+    let out = coal(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["questions"], 3);
+    assert!(c["best_f1"].as_f64().unwrap() >= c["default_f1"].as_f64().unwrap());
+    for t in 0..4 {
+        assert!(c["best_f1"].as_f64().unwrap() >= c["forced_f1"][t].as_f64().unwrap() - 1e-9);
+    }
+    let text = std::fs::read_to_string(&written).unwrap();
+    assert!(text.starts_with("[method]"), "{text}");
+    let a = coal(&[
+        "ask",
+        "--store",
+        &s,
+        "--config",
+        w,
+        "--json",
+        "订立劳动合同应当遵循哪些原则？",
+    ]);
+    assert!(a.status.success(), "{}", stderr(&a));
+    // A second run does not overwrite the file.
+    let again = coal(&args);
+    assert!(!again.status.success());
+    assert!(stderr(&again).contains("exists"), "{}", stderr(&again));
+    // A bad constant is named.
+    std::fs::write(dir.path().join("bad.toml"), "[method]\ngamma = 2.0\n").unwrap();
+    let bad = dir.path().join("bad.toml");
+    let out = coal(&[
+        "ask",
+        "--store",
+        &s,
+        "--config",
+        bad.to_str().unwrap(),
+        "劳动合同",
+    ]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("method.gamma"), "{}", stderr(&out));
 }

@@ -146,6 +146,11 @@ impl Engine {
         Ok(())
     }
 
+    /// Is `iri` an article of the store (any version)?
+    pub fn is_article(&self, iri: &str) -> bool {
+        matches!(self.retriever.article(iri), Ok(Some(_)))
+    }
+
     /// Articles and concepts the graph tiers walk.
     pub fn graph_size(&self) -> (usize, usize) {
         (self.graph.article_count(), self.graph.concepts.len())

@@ -16,12 +16,15 @@ pub struct GoldCitation {
     pub file: String,
 }
 
-/// One question of an evaluation set (the reference answer is never read here).
+/// One question of an evaluation set. Retrieval never reads the reference answer; only
+/// answer scoring compares with it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct EvalItem {
     pub id: String,
     pub question: String,
     pub gold: Vec<GoldCitation>,
+    #[serde(default)]
+    pub answer: String,
 }
 
 /// Reads a JSONL set; a bad line is an error naming file and line.

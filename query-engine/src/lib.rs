@@ -7,10 +7,13 @@
 //! Architecture invariant: the query engine reads a built store through
 //! [`kg_store::GraphBackend`] and never depends on kg-build.
 
+pub mod answer_metrics;
+pub mod calibrate;
 pub mod complexity;
 pub mod context;
 pub mod engine;
 pub mod eval;
+pub mod eval_answer;
 pub mod graph;
 pub mod method;
 pub mod retrieve;

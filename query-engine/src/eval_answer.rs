@@ -1,0 +1,149 @@
+//! `coal eval answer`: the engine's answers on question sets, routed and under each
+//! ablation, scored by article precision/recall/F1, ROUGE-1/2/L, BLEU-4, tiers, latency.
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::QueryError;
+use crate::answer_metrics::{article_prf, bleu4, rouge_l, rouge_n};
+use crate::engine::{AskOptions, Engine};
+use crate::eval::EvalItem;
+
+/// One configuration of the engine: routed, or one ablation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Variant {
+    Routed,
+    Tier(u8),
+    WithoutIntrinsic,
+    WithoutConsistency,
+    FixedTop10,
+}
+
+pub const ALL_VARIANTS: [Variant; 8] = [
+    Variant::Routed,
+    Variant::Tier(1),
+    Variant::Tier(2),
+    Variant::Tier(3),
+    Variant::Tier(4),
+    Variant::WithoutIntrinsic,
+    Variant::WithoutConsistency,
+    Variant::FixedTop10,
+];
+
+impl Variant {
+    pub fn name(self) -> String {
+        match self {
+            Variant::Routed => "routed".into(),
+            Variant::Tier(t) => format!("tier {t}"),
+            Variant::WithoutIntrinsic => "w/o intrinsic".into(),
+            Variant::WithoutConsistency => "w/o consistency".into(),
+            Variant::FixedTop10 => "fixed top-10".into(),
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Variant> {
+        Some(match s {
+            "routed" => Variant::Routed,
+            "tier1" => Variant::Tier(1),
+            "tier2" => Variant::Tier(2),
+            "tier3" => Variant::Tier(3),
+            "tier4" => Variant::Tier(4),
+            "no-intrinsic" => Variant::WithoutIntrinsic,
+            "no-consistency" => Variant::WithoutConsistency,
+            "top10" => Variant::FixedTop10,
+            _ => return None,
+        })
+    }
+
+    pub fn options(self) -> AskOptions {
+        let mut o = AskOptions::default();
+        match self {
+            Variant::Routed => {}
+            Variant::Tier(t) => o.force_tier = Some(t),
+            Variant::WithoutIntrinsic => o.without_intrinsic = true,
+            Variant::WithoutConsistency => o.without_consistency = true,
+            Variant::FixedTop10 => o.fixed_top = Some(10),
+        }
+        o
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AnswerReport {
+    pub questions: usize,
+    /// Questions with gold articles (the article metrics average over these).
+    pub with_gold: usize,
+    pub precision: f64,
+    pub recall: f64,
+    pub f1: f64,
+    /// Questions with a reference answer (the text metrics average over these).
+    pub with_answer: usize,
+    pub rouge1: f64,
+    pub rouge2: f64,
+    pub rouge_l: f64,
+    pub bleu4: f64,
+    pub tiers: BTreeMap<u8, usize>,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    /// Citations that are not articles of the store (must be 0).
+    pub invalid_citations: usize,
+}
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+/// Runs `variant` on every item; `gold[i]` holds one set of acceptable IRIs per gold
+/// article of item `i`.
+pub fn evaluate(
+    engine: &Engine,
+    items: &[EvalItem],
+    gold: &[Vec<HashSet<String>>],
+    variant: Variant,
+) -> Result<AnswerReport, QueryError> {
+    let opts = variant.options();
+    let mut r = AnswerReport {
+        questions: items.len(),
+        ..Default::default()
+    };
+    let mut lat = Vec::with_capacity(items.len());
+    for (item, golds) in items.iter().zip(gold) {
+        let t = Instant::now();
+        let a = engine.ask(&item.question, &opts)?;
+        lat.push(t.elapsed().as_secs_f64() * 1e3);
+        *r.tiers.entry(a.tier).or_default() += 1;
+        let cited: Vec<String> = a.citations.iter().map(|c| c.iri.clone()).collect();
+        r.invalid_citations += cited.iter().filter(|c| !engine.is_article(c)).count();
+        if let Some((p, rec, f)) = article_prf(&cited, golds) {
+            r.with_gold += 1;
+            r.precision += p;
+            r.recall += rec;
+            r.f1 += f;
+        }
+        if !item.answer.trim().is_empty() {
+            r.with_answer += 1;
+            r.rouge1 += rouge_n(&a.answer, &item.answer, 1);
+            r.rouge2 += rouge_n(&a.answer, &item.answer, 2);
+            r.rouge_l += rouge_l(&a.answer, &item.answer);
+            r.bleu4 += bleu4(&a.answer, &item.answer);
+        }
+    }
+    let g = r.with_gold.max(1) as f64;
+    r.precision /= g;
+    r.recall /= g;
+    r.f1 /= g;
+    let n = r.with_answer.max(1) as f64;
+    r.rouge1 /= n;
+    r.rouge2 /= n;
+    r.rouge_l /= n;
+    r.bleu4 /= n;
+    lat.sort_by(f64::total_cmp);
+    r.p50_ms = quantile(&lat, 0.5);
+    r.p95_ms = quantile(&lat, 0.95);
+    Ok(r)
+}
