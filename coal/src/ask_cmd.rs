@@ -129,6 +129,7 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
     table.push_str(&"---|".repeat(14));
     table.push('\n');
     let mut json = serde_json::Map::new();
+    let mut per_item = String::new();
     for path in &args.sets {
         let mut items = query_engine::eval::load_set(path)?;
         if let Some(n) = args.limit {
@@ -163,8 +164,20 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
                 r.invalid_citations
             ));
             per_set.insert(v.name(), serde_json::to_value(&r)?);
+            for it in &r.per_item {
+                let mut line = serde_json::to_value(it)?;
+                line["set"] = serde_json::json!(set);
+                line["variant"] = serde_json::json!(v.name());
+                per_item.push_str(&serde_json::to_string(&line)?);
+                per_item.push('\n');
+            }
         }
         json.insert(set, serde_json::Value::Object(per_set));
+    }
+    if let Some(path) = &args.per_item {
+        use anyhow::Context;
+        std::fs::write(path, per_item)
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

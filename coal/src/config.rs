@@ -399,6 +399,10 @@ pub struct EvalAnswerArgs {
     /// no-intrinsic, no-consistency, top10 (default: all, side by side).
     #[arg(long)]
     pub variants: Option<String>,
+    /// Also write every question's outcome (set, variant, id, tier, answer kind, cited
+    /// IRIs, F1) here as JSON lines.
+    #[arg(long)]
+    pub per_item: Option<PathBuf>,
     #[command(flatten)]
     pub bm25: Bm25Args,
     #[command(flatten)]

@@ -94,6 +94,17 @@ pub struct Engine {
     graph: StatuteGraph,
     lexicon: Lexicon,
     cfg: MethodConfig,
+    /// Laws by normalized short name and title (see [`normalize_law_name`]).
+    law_names: HashMap<String, usize>,
+    longest_law_name: usize,
+}
+
+/// Law names as questions write them: without brackets, book-title marks and spaces
+/// (宪法修正案（2004年） is asked as 宪法修正案2004年).
+pub fn normalize_law_name(name: &str) -> String {
+    name.chars()
+        .filter(|c| !matches!(c, '（' | '）' | '(' | ')' | '《' | '》' | ' ' | '\u{3000}'))
+        .collect()
 }
 
 /// `第N条` with the law named right before it, in a question.
@@ -128,11 +139,25 @@ impl Engine {
                 lexicon.add(label, EntityKind::Concept, law, domain);
             }
         }
+        let mut law_names = HashMap::new();
+        for (i, l) in graph.laws.iter().enumerate() {
+            law_names
+                .entry(normalize_law_name(&l.short_name))
+                .or_insert(i);
+            law_names.entry(normalize_law_name(&l.title)).or_insert(i);
+        }
+        let longest_law_name = law_names
+            .keys()
+            .map(|k| k.chars().count())
+            .max()
+            .unwrap_or(0);
         Ok(Engine {
             retriever,
             graph,
             lexicon,
             cfg,
+            law_names,
+            longest_law_name,
         })
     }
 
@@ -182,18 +207,13 @@ impl Engine {
         let mut out = Vec::new();
         for m in re.captures_iter(q) {
             let whole = m.get(0).unwrap();
-            let before: Vec<char> = q[..whole.start()]
-                .trim_end_matches(['》', ' '])
-                .chars()
-                .collect();
-            let law = (2..=before.len().min(40)).rev().find_map(|len| {
-                let name: String = before[before.len() - len..].iter().collect();
-                let name = name.trim_start_matches('《');
-                self.graph
-                    .laws
-                    .iter()
-                    .position(|l| l.short_name == name || l.title == name)
-            });
+            let before: Vec<char> = normalize_law_name(&q[..whole.start()]).chars().collect();
+            let law = (2..=before.len().min(self.longest_law_name))
+                .rev()
+                .find_map(|len| {
+                    let name: String = before[before.len() - len..].iter().collect();
+                    self.law_names.get(&name).copied()
+                });
             let digits = &m[1];
             let main = if digits.chars().all(|c| c.is_ascii_digit()) {
                 digits.parse().ok()
@@ -627,4 +647,43 @@ fn coal_corpus_numeral(s: &str) -> Option<u32> {
 
 fn to_chinese(n: u32) -> String {
     coal_corpus::to_chinese_numeral(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn law_names_are_compared_without_brackets() {
+        assert_eq!(
+            normalize_law_name("宪法修正案（2004年）"),
+            "宪法修正案2004年"
+        );
+        assert_eq!(
+            normalize_law_name("《中华人民共和国 劳动法》"),
+            "中华人民共和国劳动法"
+        );
+    }
+
+    #[test]
+    fn the_offline_answer_lists_each_article_once_with_its_law_and_version() {
+        let c = |label: &str, text: &str| ContextArticle {
+            iri: format!("x/{label}"),
+            law_title: "中华人民共和国示范法".into(),
+            version_date: "2020-01-01".into(),
+            label: label.into(),
+            text: text.into(),
+            score: 1.0,
+            via: "test".into(),
+        };
+        let a = structured_answer(&[
+            c("第一条", "第一条 为了保护。"),
+            c("第二条", "适用于境内。"),
+        ]);
+        assert_eq!(
+            a,
+            "可适用的条文（按相关性排序）：\n1. 《中华人民共和国示范法》（2020-01-01）第一条：为了保护。\n2. 《中华人民共和国示范法》（2020-01-01）第二条：适用于境内。\n"
+        );
+        assert_eq!(structured_answer(&[]), "没有找到可适用的条文。");
+    }
 }

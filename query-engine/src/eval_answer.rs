@@ -89,6 +89,18 @@ pub struct AnswerReport {
     pub p95_ms: f64,
     /// Citations that are not articles of the store (must be 0).
     pub invalid_citations: usize,
+    /// Each question's outcome, for error analysis (`--per-item`).
+    #[serde(skip)]
+    pub per_item: Vec<ItemResult>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ItemResult {
+    pub id: String,
+    pub tier: u8,
+    pub kind: crate::engine::AnswerKind,
+    pub cited: Vec<String>,
+    pub f1: Option<f64>,
 }
 
 fn quantile(sorted: &[f64], q: f64) -> f64 {
@@ -119,7 +131,15 @@ pub fn evaluate(
         *r.tiers.entry(a.tier).or_default() += 1;
         let cited: Vec<String> = a.citations.iter().map(|c| c.iri.clone()).collect();
         r.invalid_citations += cited.iter().filter(|c| !engine.is_article(c)).count();
-        if let Some((p, rec, f)) = article_prf(&cited, golds) {
+        let prf = article_prf(&cited, golds);
+        r.per_item.push(ItemResult {
+            id: item.id.clone(),
+            tier: a.tier,
+            kind: a.kind.clone(),
+            cited: cited.clone(),
+            f1: prf.map(|x| x.2),
+        });
+        if let Some((p, rec, f)) = prf {
             r.with_gold += 1;
             r.precision += p;
             r.recall += rec;
