@@ -297,6 +297,11 @@ async fn write(
     }
 
     let t = Instant::now();
+    observer.stage("retrieval graph", None);
+    writer.write_retrieval_graph()?;
+    seconds.insert("retrieval_graph".to_owned(), t.elapsed().as_secs_f64());
+
+    let t = Instant::now();
     observer.stage("metadata", Some(3));
     meta::insert_all(writer.db(), law_rows).await?;
     observer.progress(1);

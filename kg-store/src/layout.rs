@@ -8,6 +8,7 @@
 //!     rdf/               oxigraph RocksDB store of that build
 //!     bm25/              tantivy index of the articles (jieba segmentation)
 //!     vectors/           HNSW index of article embeddings
+//!     retrieval-graph.json  what the graph tiers walk (articles, citations, concepts)
 //!   cache/               embeddings by (model, text hash), shared by all builds
 //!     summary.json       the build's summary
 //! ```

@@ -8,6 +8,7 @@ mod error;
 mod graph;
 mod layout;
 pub mod meta;
+pub mod retrieval_graph;
 mod text_index;
 mod vectors;
 
@@ -57,6 +58,15 @@ impl Store {
     /// The build's BM25 index.
     pub fn text_index(&self) -> Result<TextIndex> {
         TextIndex::open(&self.dir.bm25_dir(&self.build))
+    }
+
+    /// The graph the query side walks: the stored file, else extracted now with SPARQL
+    /// (builds made before the file existed).
+    pub fn retrieval_graph(&self) -> Result<retrieval_graph::RetrievalGraph> {
+        match retrieval_graph::RetrievalGraph::read(&self.dir.build_dir(&self.build))? {
+            Some(g) => Ok(g),
+            None => retrieval_graph::RetrievalGraph::extract(&self.graph),
+        }
     }
 
     /// The build's dense vector index.
@@ -168,6 +178,13 @@ impl BuildWriter {
     }
 
     /// Disk use of this build's folder so far, in bytes.
+    /// Extracts the retrieval graph from this build's RDF and stores it with the build.
+    pub fn write_retrieval_graph(&self) -> Result<retrieval_graph::RetrievalGraph> {
+        let g = retrieval_graph::RetrievalGraph::extract(self.graph())?;
+        g.write(&self.dir.build_dir(&self.id))?;
+        Ok(g)
+    }
+
     pub fn disk_usage(&self) -> u64 {
         dir_size(&self.dir.build_dir(&self.id))
     }

@@ -122,7 +122,7 @@ impl Engine {
     ) -> Result<Engine, QueryError> {
         cfg.validate().map_err(QueryError::BadInput)?;
         let retriever = Retriever::open(store, embedder)?;
-        let graph = StatuteGraph::load(store.graph())?;
+        let graph = StatuteGraph::new(store.retrieval_graph()?);
         let mut lexicon = Lexicon::default();
         for l in &graph.laws {
             lexicon.add(&l.short_name, EntityKind::Law, &l.short_name, &l.domain);

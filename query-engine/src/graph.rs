@@ -1,16 +1,13 @@
 //! The statute graph the graph tiers walk: the latest version of every article with its
 //! containment siblings, citations (both ways), defined concepts and the laws it yields
-//! to, loaded once from the store with SPARQL into a petgraph.
+//! to, as a petgraph built from the store's retrieval graph.
 
 use std::collections::HashMap;
 
-use kg_store::oxigraph::model::Term;
-use kg_store::{GraphBackend, SparqlOutput};
+use kg_store::retrieval_graph::RetrievalGraph;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 use serde::Serialize;
-
-use crate::QueryError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -71,78 +68,34 @@ pub struct StatuteGraph {
     pub defers_to: HashMap<String, Vec<String>>,
 }
 
-fn rows(g: &dyn GraphBackend, q: &str) -> Result<Vec<Vec<String>>, QueryError> {
-    let SparqlOutput::Solutions { rows, .. } = g.query(q)? else {
-        unreachable!("SELECT")
-    };
-    Ok(rows
-        .iter()
-        .map(|r| {
-            r.iter()
-                .map(|t| match t {
-                    Some(Term::Literal(l)) => l.value().to_owned(),
-                    Some(Term::NamedNode(n)) => n.as_str().to_owned(),
-                    _ => String::new(),
-                })
-                .collect()
-        })
-        .collect())
-}
-
-/// `…/art_47/par_2/pnt_1` → `…/art_47`.
-pub fn article_of(provision: &str) -> &str {
-    match provision.find("/par_") {
-        Some(i) => &provision[..i],
-        None => provision,
-    }
-}
-
-const LATEST: &str = "FILTER NOT EXISTS { ?newer coal:supersedes ?v }";
-
 impl StatuteGraph {
-    pub fn load(g: &dyn GraphBackend) -> Result<StatuteGraph, QueryError> {
+    /// Builds the walkable graph from the store's retrieval graph.
+    pub fn new(rg: RetrievalGraph) -> StatuteGraph {
         let mut sg = StatuteGraph {
             graph: DiGraph::new(),
             index: HashMap::new(),
-            laws: Vec::new(),
+            laws: rg
+                .laws
+                .into_iter()
+                .map(|l| LawInfo {
+                    short_name: l.short_name,
+                    title: l.title,
+                    version_iri: l.version_iri,
+                    version_date: l.version_date,
+                    domain: l.domain,
+                })
+                .collect(),
             concepts: HashMap::new(),
             defers_to: HashMap::new(),
         };
-        for r in rows(
-            g,
-            &format!(
-                "SELECT ?v ?short ?title ?date (SAMPLE(?file) AS ?f) WHERE {{
-                   ?v a coal:LawVersion ; coal:shortName ?short ; coal:title ?title ; coal:sourceFile ?file .
-                   OPTIONAL {{ ?v coal:versionDate ?date }} {LATEST} }} GROUP BY ?v ?short ?title ?date"
-            ),
-        )? {
-            let domain = r[4].split('/').next().unwrap_or_default().to_owned();
-            sg.laws.push(LawInfo {
-                version_iri: r[0].clone(),
-                short_name: r[1].clone(),
-                title: r[2].clone(),
-                version_date: (!r[3].is_empty()).then(|| r[3].clone()),
-                domain,
-            });
-        }
-        let law_of_version: HashMap<String, String> = sg
-            .laws
-            .iter()
-            .map(|l| (l.version_iri.clone(), l.short_name.clone()))
-            .collect();
-        // Articles in reading order per parent, for siblings.
+        let law_name = |sg: &StatuteGraph, i: u32| sg.laws[i as usize].short_name.clone();
+        let mut articles = Vec::with_capacity(rg.articles.len());
         let mut by_parent: HashMap<String, Vec<(i64, NodeIndex)>> = HashMap::new();
-        for r in rows(
-            g,
-            &format!(
-                "SELECT ?a ?v ?parent ?order WHERE {{ ?a a coal:Article ; coal:inLaw ?v ; coal:order ?order .
-                   ?parent coal:contains ?a . {LATEST} }}"
-            ),
-        )? {
-            let law = law_of_version.get(&r[1]).cloned().unwrap_or_default();
-            let n = sg.node(&r[0], NodeKind::Article { law });
-            let order = r[3].parse().unwrap_or(0);
-            by_parent.entry(r[2].clone()).or_default().push((order, n));
+        for a in rg.articles {
+            let law = law_name(&sg, a.law);
+            let n = sg.node(&a.iri, NodeKind::Article { law });
+            articles.push(n);
+            by_parent.entry(a.parent).or_default().push((a.order, n));
         }
         for (_, mut kids) in by_parent {
             kids.sort();
@@ -151,61 +104,36 @@ impl StatuteGraph {
                 sg.graph.add_edge(w[1].1, w[0].1, Relation::Sibling);
             }
         }
-        for r in rows(
-            g,
-            "SELECT DISTINCT ?a ?t WHERE { ?a a coal:Article ; coal:cites ?t }",
-        )? {
-            let (Some(&a), Some(&t)) = (sg.index.get(&r[0]), sg.index.get(article_of(&r[1])))
-            else {
-                continue; // an older version, or a whole law
-            };
-            if a != t {
-                sg.graph.add_edge(a, t, Relation::Cites);
-                sg.graph.add_edge(t, a, Relation::CitedBy);
+        for (a, t) in rg.cites {
+            let (a, t) = (articles[a as usize], articles[t as usize]);
+            sg.graph.add_edge(a, t, Relation::Cites);
+            sg.graph.add_edge(t, a, Relation::CitedBy);
+        }
+        for c in rg.concepts {
+            let law = law_name(&sg, c.law);
+            let n = sg.node(
+                &c.iri,
+                NodeKind::Concept {
+                    label: c.label.clone(),
+                    law,
+                },
+            );
+            sg.concepts.entry(c.label).or_default().push(n);
+            for (list, fwd, back) in [
+                (&c.defined_by, Relation::Defines, Relation::DefinedBy),
+                (&c.mentioned_by, Relation::Mentions, Relation::MentionedBy),
+            ] {
+                for &a in list {
+                    sg.graph.add_edge(articles[a as usize], n, fwd);
+                    sg.graph.add_edge(n, articles[a as usize], back);
+                }
             }
         }
-        for r in rows(
-            g,
-            "SELECT ?a ?p ?c ?label WHERE { VALUES ?p { coal:defines coal:mentions }
-               ?a ?p ?c . ?c coal:label ?label }",
-        )? {
-            let Some(&a) = sg.index.get(&r[0]) else {
-                continue;
-            };
-            let law = match &sg.graph[a].1 {
-                NodeKind::Article { law } => law.clone(),
-                NodeKind::Concept { .. } => continue,
-            };
-            let c = match sg.index.get(&r[2]) {
-                Some(&c) => c,
-                None => {
-                    let c = sg.node(
-                        &r[2],
-                        NodeKind::Concept {
-                            label: r[3].clone(),
-                            law,
-                        },
-                    );
-                    sg.concepts.entry(r[3].clone()).or_default().push(c);
-                    c
-                }
-            };
-            let defines = r[1].ends_with("#defines");
-            let (fwd, back) = if defines {
-                (Relation::Defines, Relation::DefinedBy)
-            } else {
-                (Relation::Mentions, Relation::MentionedBy)
-            };
-            sg.graph.add_edge(a, c, fwd);
-            sg.graph.add_edge(c, a, back);
+        for (a, v) in rg.defers_to {
+            let iri = sg.iri(articles[a as usize]).to_owned();
+            sg.defers_to.entry(iri).or_default().push(v);
         }
-        for r in rows(g, "SELECT ?a ?v WHERE { ?a coal:defersTo ?v }")? {
-            sg.defers_to
-                .entry(r[0].clone())
-                .or_default()
-                .push(r[1].clone());
-        }
-        Ok(sg)
+        sg
     }
 
     fn node(&mut self, iri: &str, kind: NodeKind) -> NodeIndex {

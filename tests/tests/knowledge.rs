@@ -209,3 +209,34 @@ fn override_clauses_are_recorded_with_their_subject() {
     );
     assert!(own.is_empty(), "{own:?}");
 }
+
+#[test]
+fn the_stored_retrieval_graph_is_what_sparql_extracts() {
+    let store = Store::open(built().dir.path().join("store"), false).unwrap();
+    let stored =
+        kg_store::retrieval_graph::RetrievalGraph::read(&store.dir().build_dir(store.build_id()))
+            .unwrap()
+            .expect("the build writes retrieval-graph.json");
+    let extracted = kg_store::retrieval_graph::RetrievalGraph::extract(store.graph()).unwrap();
+    assert_eq!(stored, extracted);
+    assert_eq!(stored.laws.len(), built().summary.laws);
+    assert!(stored.cites.len() > 300, "{}", stored.cites.len());
+    assert!(
+        stored
+            .concepts
+            .iter()
+            .any(|c| c.label == "国家工作人员" && !c.mentioned_by.is_empty())
+    );
+    // Article 90 of 保险法 cites 企业破产法 article 2.
+    let idx = |iri: &str| {
+        stored
+            .articles
+            .iter()
+            .position(|a| a.iri.ends_with(iri))
+            .unwrap() as u32
+    };
+    assert!(stored.cites.contains(&(
+        idx("保险法/2015-04-24/art_90"),
+        idx("企业破产法/2006-08-27/art_2")
+    )));
+}
