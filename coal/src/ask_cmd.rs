@@ -8,12 +8,20 @@ use query_engine::engine::{Answer, AskOptions, Engine};
 
 use crate::config::{AskArgs, FileConfig};
 
+/// The store, and the engine over it with the configured model and method constants.
+pub fn open_engine(
+    model: &crate::config::ModelArgs,
+    store: &crate::config::StoreArgs,
+) -> anyhow::Result<(Store, Engine)> {
+    let store = Store::open(&store.store, false)?;
+    let cfg = FileConfig::read(model.config.as_deref())?.method;
+    let engine = Engine::open(&store, Some(model.load(false)?), cfg)?;
+    Ok((store, engine))
+}
+
 pub fn run(args: AskArgs) -> anyhow::Result<()> {
     let started = Instant::now();
-    let store = Store::open(&args.store.store, false)?;
-    let cfg = FileConfig::read(args.model.config.as_deref())?.method;
-    let embedder = args.model.load(false)?;
-    let engine = Engine::open(&store, Some(embedder), cfg)?;
+    let (_store, engine) = open_engine(&args.model, &args.store)?;
     let startup_ms = started.elapsed().as_secs_f64() * 1e3;
     let opts = AskOptions {
         force_tier: args.tier,
@@ -119,9 +127,7 @@ fn explain(out: &mut impl Write, a: &Answer, startup_ms: f64) -> anyhow::Result<
 pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
     use query_engine::eval_answer::evaluate;
     let variants = args.variants()?;
-    let store = Store::open(&args.store.store, false)?;
-    let cfg = FileConfig::read(args.model.config.as_deref())?.method;
-    let engine = Engine::open(&store, Some(args.model.load(false)?), cfg)?;
+    let (store, engine) = open_engine(&args.model, &args.store)?;
     let gold_map = crate::search_cmd::gold_map(&store, args.store.db_url.as_deref())?;
     let mut table = String::from(
         "| set | variant | n | P | R | F1 | ROUGE-1 | ROUGE-2 | ROUGE-L | BLEU-4 | tiers 1/2/3/4 | p50 ms | p95 ms | invalid citations |\n|",
@@ -130,16 +136,8 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
     table.push('\n');
     let mut json = serde_json::Map::new();
     let mut per_item = String::new();
-    for path in &args.sets {
-        let mut items = query_engine::eval::load_set(path)?;
-        if let Some(n) = args.limit {
-            items.truncate(n);
-        }
+    for (set, items) in args.questions.load()? {
         let gold = crate::search_cmd::gold_sets(&gold_map, &items)?;
-        let set = path
-            .file_name()
-            .map(|f| f.to_string_lossy().trim_end_matches(".jsonl").to_owned())
-            .unwrap_or_default();
         let mut per_set = serde_json::Map::new();
         for v in &variants {
             let r = evaluate(&engine, &items, &gold, *v)?;
@@ -198,16 +196,11 @@ pub fn calibrate(args: crate::config::CalibrateArgs) -> anyhow::Result<()> {
     {
         anyhow::bail!("{} exists; choose another --write path", path.display());
     }
-    let store = Store::open(&args.store.store, false)?;
-    let base = FileConfig::read(args.model.config.as_deref())?.method;
-    let engine = Engine::open(&store, Some(args.model.load(false)?), base.clone())?;
+    let (store, engine) = open_engine(&args.model, &args.store)?;
+    let base = engine.config().clone();
     let gold_map = crate::search_cmd::gold_map(&store, args.store.db_url.as_deref())?;
     let mut obs = Vec::new();
-    for path in &args.sets {
-        let mut items = query_engine::eval::load_set(path)?;
-        if let Some(n) = args.limit {
-            items.truncate(n);
-        }
+    for (_, items) in args.questions.load()? {
         let gold = crate::search_cmd::gold_sets(&gold_map, &items)?;
         obs.extend(observe(&engine, &items, &gold)?);
     }

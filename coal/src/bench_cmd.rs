@@ -92,11 +92,9 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 
 /// `coal bench ask`: the engine on real questions, warm, one at a time.
 pub fn ask(args: crate::config::BenchAskArgs) -> anyhow::Result<()> {
-    use query_engine::engine::{AskOptions, Engine};
+    use query_engine::engine::AskOptions;
     let t = Instant::now();
-    let store = kg_store::Store::open(&args.store.store, false)?;
-    let cfg = crate::config::FileConfig::read(args.model.config.as_deref())?.method;
-    let engine = Engine::open(&store, Some(args.model.load(false)?), cfg)?;
+    let (_store, engine) = crate::ask_cmd::open_engine(&args.model, &args.store)?;
     let startup = t.elapsed().as_secs_f64() * 1e3;
     // The first question pays for lazy initialization (the jieba dictionary).
     let t = Instant::now();
@@ -107,9 +105,8 @@ pub fn ask(args: crate::config::BenchAskArgs) -> anyhow::Result<()> {
     let mut s1 = Vec::new();
     let mut tiers = std::collections::BTreeMap::new();
     let mut types = std::collections::BTreeMap::new();
-    for path in &args.sets {
-        let items = query_engine::eval::load_set(path)?;
-        for item in items.iter().take(args.limit.unwrap_or(usize::MAX)) {
+    for (_, items) in args.questions.load()? {
+        for item in &items {
             let t = Instant::now();
             let a = engine.ask(&item.question, &AskOptions::default())?;
             let ms = t.elapsed().as_secs_f64() * 1e3;

@@ -387,14 +387,39 @@ impl EvalRetrievalArgs {
     }
 }
 
+/// Question sets for the commands that run the engine on many questions.
 #[derive(Args, Debug)]
-pub struct EvalAnswerArgs {
-    /// Evaluation sets (JSONL with question, gold articles and reference answer).
+pub struct QuestionSets {
+    /// Question sets (JSONL: question, gold articles, reference answer).
     #[arg(long = "set", value_name = "FILE", required = true, num_args = 1..)]
     pub sets: Vec<PathBuf>,
     /// At most this many questions per set.
     #[arg(long)]
     pub limit: Option<usize>,
+}
+
+impl QuestionSets {
+    /// Each set's name (file name without `.jsonl`) and its first `limit` items.
+    pub fn load(&self) -> anyhow::Result<Vec<(String, Vec<query_engine::eval::EvalItem>)>> {
+        self.sets
+            .iter()
+            .map(|path| {
+                let mut items = query_engine::eval::load_set(path)?;
+                items.truncate(self.limit.unwrap_or(usize::MAX));
+                let name = path
+                    .file_name()
+                    .map(|f| f.to_string_lossy().trim_end_matches(".jsonl").to_owned())
+                    .unwrap_or_default();
+                Ok((name, items))
+            })
+            .collect()
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct EvalAnswerArgs {
+    #[command(flatten)]
+    pub questions: QuestionSets,
     /// Which configurations to run, comma-separated: routed, tier1, tier2, tier3, tier4,
     /// no-intrinsic, no-consistency, top10 (default: all, side by side).
     #[arg(long)]
@@ -432,12 +457,8 @@ impl EvalAnswerArgs {
 
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {
-    /// Dev sets (JSONL with question and gold articles).
-    #[arg(long = "set", value_name = "FILE", required = true, num_args = 1..)]
-    pub sets: Vec<PathBuf>,
-    /// At most this many questions per set.
-    #[arg(long)]
-    pub limit: Option<usize>,
+    #[command(flatten)]
+    pub questions: QuestionSets,
     /// Write the best constants here as a `[method]` table (a `coal.toml`); an existing
     /// file is not overwritten.
     #[arg(long)]
@@ -454,12 +475,9 @@ pub struct CalibrateArgs {
 
 #[derive(Args, Debug)]
 pub struct BenchAskArgs {
-    /// Question sets (JSONL with a `question` field); only the questions are read.
-    #[arg(long = "set", required = true)]
-    pub sets: Vec<PathBuf>,
-    /// At most this many questions per set.
-    #[arg(long)]
-    pub limit: Option<usize>,
+    /// Only the questions are read.
+    #[command(flatten)]
+    pub questions: QuestionSets,
     #[command(flatten)]
     pub bm25: Bm25Args,
     #[command(flatten)]

@@ -26,3 +26,32 @@ pub fn profile_entries(name: &str) -> Vec<String> {
         .filter(|l| !l.is_empty())
         .collect()
 }
+
+/// A build of real statutes in a temporary store, kept for the whole test binary.
+pub struct BuiltStore {
+    pub dir: tempfile::TempDir,
+    pub summary: kg_build::BuildSummary,
+}
+
+impl BuiltStore {
+    pub fn store_path(&self) -> PathBuf {
+        self.dir.path().join("store")
+    }
+}
+
+/// Builds `profile_path` (paths relative to the LawRefBook folder) without a model.
+pub fn build_store(profile_path: PathBuf, structure_only: bool) -> BuiltStore {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = kg_build::BuildOptions {
+        corpus: coal_corpus::CorpusSpec::folder(lawrefbook()).with_profile(profile_path),
+        store: dir.path().join("store"),
+        db_url: None,
+        strict: false,
+        structure_only,
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let summary = rt
+        .block_on(kg_build::build(&opts, None, &kg_build::Quiet))
+        .unwrap();
+    BuiltStore { dir, summary }
+}

@@ -4,9 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
-use coal_corpus::CorpusSpec;
-use coal_tests::lawrefbook;
-use kg_build::{BuildOptions, BuildSummary, Quiet};
+use coal_tests::{BuiltStore, build_store};
 use kg_store::oxigraph::model::Term;
 use kg_store::{GraphBackend, SparqlOutput, Store};
 
@@ -18,30 +16,13 @@ fn fixture(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
-struct Built {
-    dir: tempfile::TempDir,
-    summary: BuildSummary,
-}
-
-fn built() -> &'static Built {
-    static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let opts = BuildOptions {
-            corpus: CorpusSpec::folder(lawrefbook()).with_profile(fixture("profile.txt")),
-            store: dir.path().join("store"),
-            db_url: None,
-            strict: false,
-            structure_only: true,
-        };
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        let summary = rt.block_on(kg_build::build(&opts, None, &Quiet)).unwrap();
-        Built { dir, summary }
-    })
+fn built() -> &'static BuiltStore {
+    static BUILT: OnceLock<BuiltStore> = OnceLock::new();
+    BUILT.get_or_init(|| build_store(fixture("profile.txt"), true))
 }
 
 fn select(q: &str) -> Vec<Vec<String>> {
-    let store = Store::open(built().dir.path().join("store"), false).unwrap();
+    let store = Store::open(built().store_path(), false).unwrap();
     let SparqlOutput::Solutions { rows, .. } = store.graph().query(q).unwrap() else {
         panic!("not a SELECT")
     };
@@ -212,7 +193,7 @@ fn override_clauses_are_recorded_with_their_subject() {
 
 #[test]
 fn the_stored_retrieval_graph_is_what_sparql_extracts() {
-    let store = Store::open(built().dir.path().join("store"), false).unwrap();
+    let store = Store::open(built().store_path(), false).unwrap();
     let stored =
         kg_store::retrieval_graph::RetrievalGraph::read(&store.dir().build_dir(store.build_id()))
             .unwrap()

@@ -2,36 +2,17 @@
 
 use std::sync::OnceLock;
 
-use coal_corpus::CorpusSpec;
-use coal_tests::{lawrefbook, profile};
-use kg_build::{BuildOptions, BuildSummary, Quiet};
+use coal_tests::{BuiltStore, build_store, profile};
 use kg_store::oxigraph::model::Term;
 use kg_store::{GraphBackend, SparqlOutput, Store, StoreError};
 
-struct Built {
-    dir: tempfile::TempDir,
-    summary: BuildSummary,
-}
-
-fn built() -> &'static Built {
-    static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let opts = BuildOptions {
-            corpus: CorpusSpec::folder(lawrefbook()).with_profile(profile("social16")),
-            store: dir.path().join("store"),
-            db_url: None,
-            strict: false,
-            structure_only: false,
-        };
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        let summary = rt.block_on(kg_build::build(&opts, None, &Quiet)).unwrap();
-        Built { dir, summary }
-    })
+fn built() -> &'static BuiltStore {
+    static BUILT: OnceLock<BuiltStore> = OnceLock::new();
+    BUILT.get_or_init(|| build_store(profile("social16"), false))
 }
 
 fn store() -> Store {
-    Store::open(built().dir.path().join("store"), false).unwrap()
+    Store::open(built().store_path(), false).unwrap()
 }
 
 fn select(store: &Store, q: &str) -> Vec<Vec<String>> {

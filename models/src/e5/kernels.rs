@@ -13,6 +13,42 @@ pub const Q4_BLOCK_BYTES: usize = 18;
 /// Output rows computed together (each activation block is loaded once for all of them).
 const RO: usize = 8;
 
+/// Defines a function whose body is compiled three times, for AVX-512F, for AVX2+FMA
+/// and for baseline x86-64 (the crate's target), and picks the widest the CPU has at run
+/// time. `wide` runs with AVX-512F, `narrow` with AVX2+FMA and on other CPUs.
+macro_rules! simd_dispatch {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty {
+        wide: $wide:expr,
+        narrow: $narrow:expr $(,)?
+    }) => {
+        $(#[$meta])*
+        $vis fn $name($($arg: $ty),*) -> $ret {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f,avx2,fma")]
+                unsafe fn wide($($arg: $ty),*) -> $ret {
+                    $wide
+                }
+                #[target_feature(enable = "avx2,fma")]
+                unsafe fn narrow($($arg: $ty),*) -> $ret {
+                    $narrow
+                }
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU has AVX-512F (checked just above).
+                    return unsafe { wide($($arg),*) };
+                }
+                if std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("fma")
+                {
+                    // SAFETY: the CPU has AVX2 and FMA (checked just above).
+                    return unsafe { narrow($($arg),*) };
+                }
+            }
+            $narrow
+        }
+    };
+}
+
 pub fn fp16_to_f32(h: u16) -> f32 {
     let sign = ((h & 0x8000) as u32) << 16;
     let exp = ((h >> 10) & 0x1f) as u32;
@@ -74,30 +110,11 @@ pub struct QuantizedActs {
     pub cols: usize,
 }
 
-pub fn quantize(x: &[f32], cols: usize) -> QuantizedActs {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: AVX-512F is present (checked above).
-        return unsafe { quantize_avx512(x, cols) };
+simd_dispatch! {
+    pub fn quantize(x: &[f32], cols: usize) -> QuantizedActs {
+        wide: quantize_body(x, cols),
+        narrow: quantize_body(x, cols),
     }
-    #[cfg(target_arch = "x86_64")]
-    if wide_simd() {
-        // SAFETY: AVX2 and FMA are present (checked by `wide_simd`).
-        return unsafe { quantize_avx2(x, cols) };
-    }
-    quantize_body(x, cols)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn quantize_avx512(x: &[f32], cols: usize) -> QuantizedActs {
-    quantize_body(x, cols)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn quantize_avx2(x: &[f32], cols: usize) -> QuantizedActs {
-    quantize_body(x, cols)
 }
 
 #[inline(always)]
@@ -564,81 +581,38 @@ pub fn add_layernorm(
     }
 }
 
-/// GELU over a slice, with AVX2 and FMA when the CPU has them (the crate is compiled
-/// for baseline x86-64, whose SSE2 would run this at half the width).
-pub fn gelu_inplace(xs: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: AVX-512F is present (checked above).
-        unsafe { gelu_avx512(xs) };
-        return;
+simd_dispatch! {
+    /// GELU over a slice (the crate is compiled for baseline x86-64, whose SSE2 would run
+    /// this at a quarter of the AVX-512 width).
+    pub fn gelu_inplace(xs: &mut [f32]) -> () {
+        wide: xs.iter_mut().for_each(|x| *x = gelu(*x)),
+        narrow: xs.iter_mut().for_each(|x| *x = gelu(*x)),
     }
-    #[cfg(target_arch = "x86_64")]
-    if wide_simd() {
-        // SAFETY: AVX2 and FMA are present (checked by `wide_simd`).
-        unsafe { gelu_avx2(xs) };
-        return;
-    }
-    xs.iter_mut().for_each(|x| *x = gelu(*x));
 }
 
 /// Dimensions per attention head (e5-small: 384 / 12); the attention kernel is written
 /// for exactly this size so its accumulators live in registers.
 pub const HEAD_DIM: usize = 32;
-/// Query rows × key columns of one register block of attention scores.
+/// Query rows of one register block of attention scores.
 const QB: usize = 4;
 
-/// One head of one segment: `softmax(q·kᵀ/√d)·v`, where row `t` of `q`, `k` and `v` is
-/// the `HEAD_DIM` values at `m[t * stride + offset..]` of each matrix, for `l` rows.
-/// Returns `l × HEAD_DIM`. Scores are computed in 4×KB register blocks (KB = one vector
-/// of keys: 16 with AVX-512, 8 with AVX2) over a transposed,
-/// zero-padded `k`; the weighted sum of `v` two query rows at a time.
-pub fn attend_head(
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    stride: usize,
-    offset: usize,
-    l: usize,
-) -> Vec<f32> {
-    assert!(l == 0 || (l - 1) * stride + offset + HEAD_DIM <= q.len().min(k.len()).min(v.len()));
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: AVX-512F is present (checked above).
-        return unsafe { attend_head_avx512(q, k, v, stride, offset, l) };
+simd_dispatch! {
+    /// One head of one segment: `softmax(q·kᵀ/√d)·v`, where row `t` of `q`, `k` and `v` is
+    /// the `HEAD_DIM` values at `m[t * stride + offset..]` of each matrix, for `l` rows.
+    /// Returns `l × HEAD_DIM`. Scores are computed in 4×KB register blocks (KB = one
+    /// vector of keys: 16 with AVX-512, 8 otherwise) over a transposed, zero-padded `k`;
+    /// the weighted sum of `v` two query rows at a time.
+    pub fn attend_head(
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+        stride: usize,
+        offset: usize,
+        l: usize,
+    ) -> Vec<f32> {
+        wide: attend_head_body::<16>(q, k, v, stride, offset, l),
+        narrow: attend_head_body::<8>(q, k, v, stride, offset, l),
     }
-    #[cfg(target_arch = "x86_64")]
-    if wide_simd() {
-        // SAFETY: AVX2 and FMA are present (checked by `wide_simd`).
-        return unsafe { attend_head_avx2(q, k, v, stride, offset, l) };
-    }
-    attend_head_body::<8>(q, k, v, stride, offset, l)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn attend_head_avx512(
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    stride: usize,
-    offset: usize,
-    l: usize,
-) -> Vec<f32> {
-    attend_head_body::<16>(q, k, v, stride, offset, l)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn attend_head_avx2(
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    stride: usize,
-    offset: usize,
-    l: usize,
-) -> Vec<f32> {
-    attend_head_body::<8>(q, k, v, stride, offset, l)
 }
 
 #[inline(always)]
@@ -651,6 +625,7 @@ fn attend_head_body<const KB: usize>(
     l: usize,
 ) -> Vec<f32> {
     const D: usize = HEAD_DIM;
+    assert!(l == 0 || (l - 1) * stride + offset + D <= q.len().min(k.len()).min(v.len()));
     let row =
         |m: &[f32], t: usize| -> [f32; D] { m[t * stride + offset..][..D].try_into().unwrap() };
     let scale = 1.0 / (D as f32).sqrt();
@@ -706,23 +681,6 @@ fn attend_head_body<const KB: usize>(
         i += pair;
     }
     out
-}
-
-#[cfg(target_arch = "x86_64")]
-fn wide_simd() -> bool {
-    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn gelu_avx512(xs: &mut [f32]) {
-    xs.iter_mut().for_each(|x| *x = gelu(*x));
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn gelu_avx2(xs: &mut [f32]) {
-    xs.iter_mut().for_each(|x| *x = gelu(*x));
 }
 
 #[inline(always)]
