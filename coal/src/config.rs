@@ -359,6 +359,11 @@ pub struct EvalRetrievalArgs {
     /// How hybrid fuses BM25 and dense.
     #[arg(long, value_enum, default_value = "weighted")]
     pub fusion: FusionArg,
+    /// When a retrieved article counts as the gold one: `text` (the gold article, or the
+    /// same article with the same text in another version) or `number` (the same law and
+    /// article number in any version).
+    #[arg(long, value_enum, default_value = "text")]
+    pub gold_match: GoldMatchArg,
     #[command(flatten)]
     pub bm25: Bm25Args,
     #[command(flatten)]
@@ -367,6 +372,21 @@ pub struct EvalRetrievalArgs {
     pub json: bool,
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+pub enum GoldMatchArg {
+    Text,
+    Number,
+}
+
+impl GoldMatchArg {
+    pub fn matching(self) -> query_engine::eval::GoldMatch {
+        match self {
+            GoldMatchArg::Text => query_engine::eval::GoldMatch::Text,
+            GoldMatchArg::Number => query_engine::eval::GoldMatch::Number,
+        }
+    }
 }
 
 impl EvalRetrievalArgs {

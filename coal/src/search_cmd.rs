@@ -131,7 +131,8 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
     };
     let mut retriever = Retriever::open(&store, embedder)?;
     retriever.set_bm25_weights(args.bm25.bm25_weights.unwrap_or_default());
-    let gold_map = gold_map(&store, args.store.db_url.as_deref())?;
+    let mut gold_map = gold_map(&store, args.store.db_url.as_deref())?;
+    gold_map.matching = args.gold_match.matching();
     let modes: &[Mode] = if args.bm25_only {
         &[Mode::Bm25]
     } else {

@@ -471,6 +471,28 @@ fn eval_retrieval_scores_a_fixture_set() {
         "{}",
         stderr(&bad)
     );
+    // Matching on law and article number, the 2022 第二条 also counts for mini-3's 2018
+    // gold (within the top 3).
+    let out = coal(&[
+        "eval",
+        "retrieval",
+        "--store",
+        s,
+        "--set",
+        set.to_str().unwrap(),
+        "--k",
+        "1,3",
+        "--gold-match",
+        "number",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = &r["mini"]["hybrid"]["metrics"];
+    assert!(
+        (m["recall_at"]["3"].as_f64().unwrap() - 1.0).abs() < 1e-9,
+        "{m}"
+    );
 }
 
 #[test]

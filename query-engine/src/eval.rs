@@ -51,6 +51,21 @@ pub struct GoldMap {
     articles: Vec<meta::article::Model>,
     file_to_version: HashMap<String, String>,
     equivalent: HashMap<(String, String), Vec<String>>,
+    /// (work, label) → the article in every version, for [`GoldMatch::Number`].
+    same_number: HashMap<(String, String), Vec<String>>,
+    pub matching: GoldMatch,
+}
+
+/// When a retrieved article counts as the gold one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GoldMatch {
+    /// The gold article, or the same article in another version with the same text.
+    #[default]
+    Text,
+    /// The same law and article number in any version (what the eval pack's README
+    /// allows when an index holds only current versions).
+    Number,
 }
 
 impl GoldMap {
@@ -66,8 +81,13 @@ impl GoldMap {
         }
         let mut by_version_label = HashMap::new();
         let mut equivalent: HashMap<(String, String), Vec<String>> = HashMap::new();
+        let mut same_number: HashMap<(String, String), Vec<String>> = HashMap::new();
         for (i, a) in articles.iter().enumerate() {
             by_version_label.insert((a.version_iri.clone(), a.label.clone()), i);
+            same_number
+                .entry((a.work_iri.clone(), a.label.clone()))
+                .or_default()
+                .push(a.iri.clone());
             equivalent
                 .entry((a.work_iri.clone(), a.text_hash.clone()))
                 .or_default()
@@ -78,6 +98,8 @@ impl GoldMap {
             articles,
             file_to_version,
             equivalent,
+            same_number,
+            matching: GoldMatch::Text,
         }
     }
 
@@ -98,9 +120,16 @@ impl GoldMap {
             .get(&(version.clone(), gold.article.clone()))
             .ok_or_else(|| unmappable("names no article of that version"))?;
         let a = &self.articles[i];
-        Ok(self
-            .equivalent
-            .get(&(a.work_iri.clone(), a.text_hash.clone()))
+        let key = match self.matching {
+            GoldMatch::Text => &self.equivalent,
+            GoldMatch::Number => &self.same_number,
+        };
+        let second = match self.matching {
+            GoldMatch::Text => a.text_hash.clone(),
+            GoldMatch::Number => a.label.clone(),
+        };
+        Ok(key
+            .get(&(a.work_iri.clone(), second))
             .cloned()
             .unwrap_or_else(|| vec![a.iri.clone()]))
     }
