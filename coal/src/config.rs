@@ -289,6 +289,36 @@ pub struct SearchArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct HistoryArgs {
+    /// The law: full title or short name (劳动合同法).
+    pub law: String,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// The law: full title or short name.
+    pub law: String,
+    /// The older version: its date, its IRI, or any date (the version in force then).
+    /// Default: the version before `--to`.
+    #[arg(long)]
+    pub from: Option<String>,
+    /// The newer version (same forms). Default: the latest.
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Also list unchanged articles.
+    #[arg(long)]
+    pub all: bool,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
 pub struct AskArgs {
     /// The question.
     pub question: String,

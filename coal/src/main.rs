@@ -8,6 +8,7 @@ mod config;
 mod progress;
 mod search_cmd;
 mod sparql_cmd;
+mod versions_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -34,6 +35,10 @@ enum Command {
     Search(config::SearchArgs),
     /// Answer a question: score its complexity, route it to a retrieval tier, cite articles.
     Ask(config::AskArgs),
+    /// A law's versions: dates, validity, article counts and changes from the previous one.
+    History(config::HistoryArgs),
+    /// The article-level diff between two versions of a law, with the changed text.
+    Diff(config::DiffArgs),
     /// Fit γ, the tier thresholds and the QSI midpoint to a dev set (routed article F1).
     Calibrate(config::CalibrateArgs),
     /// Evaluate retrieval on question sets with gold articles.
@@ -74,6 +79,8 @@ fn main() -> std::process::ExitCode {
         Command::Export(args) => sparql_cmd::export(args),
         Command::Search(args) => search_cmd::search(args),
         Command::Ask(args) => ask_cmd::run(args),
+        Command::History(args) => versions_cmd::history(args),
+        Command::Diff(args) => versions_cmd::diff(args),
         Command::Calibrate(args) => ask_cmd::calibrate(args),
         Command::Eval(EvalCommand::Retrieval(args)) => search_cmd::eval_retrieval(args),
         Command::Eval(EvalCommand::Answer(args)) => ask_cmd::eval_answer(args),
@@ -82,6 +89,15 @@ fn main() -> std::process::ExitCode {
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
+        // `coal diff … | head`: the reader left; not an error.
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            std::process::ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE

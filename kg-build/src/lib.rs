@@ -5,6 +5,7 @@
 //! build while writing; it reports progress through [`BuildObserver`] and hands the
 //! store a complete build or nothing.
 
+pub mod align;
 mod embed;
 pub mod knowledge;
 mod rdf;

@@ -94,6 +94,10 @@ impl QuadSink {
         self.push(s, p, Literal::from(n).into());
     }
 
+    pub fn double(&mut self, s: &str, p: &str, value: f64) {
+        self.push(s, p, Literal::from(value).into());
+    }
+
     pub fn boolean(&mut self, s: &str, p: &str, value: bool) {
         self.push(s, p, Literal::from(value).into());
     }

@@ -177,7 +177,6 @@ impl BuildWriter {
         TextIndexWriter::create(&self.dir.bm25_dir(&self.id))
     }
 
-    /// Disk use of this build's folder so far, in bytes.
     /// Extracts the retrieval graph from this build's RDF and stores it with the build.
     pub fn write_retrieval_graph(&self) -> Result<retrieval_graph::RetrievalGraph> {
         let g = retrieval_graph::RetrievalGraph::extract(self.graph())?;
@@ -185,6 +184,7 @@ impl BuildWriter {
         Ok(g)
     }
 
+    /// Disk use of this build's folder so far, in bytes.
     pub fn disk_usage(&self) -> u64 {
         dir_size(&self.dir.build_dir(&self.id))
     }

@@ -103,6 +103,16 @@ pub fn clause(provision_iri: &str, n: usize) -> String {
     format!("{provision_iri}/clause_{n}")
 }
 
+/// The diff from version `from_iri` to `to_iri` of one law: `…/2022-10-30/diff/2018-10-26`.
+pub fn version_diff(to_iri: &str, from_iri: &str) -> String {
+    let from = from_iri.rsplit('/').next().unwrap_or(from_iri);
+    format!("{to_iri}/diff/{from}")
+}
+
+pub fn article_change(diff_iri: &str, n: usize) -> String {
+    format!("{diff_iri}/change_{n}")
+}
+
 pub fn build(build_id: &str) -> String {
     format!("{BUILD_BASE}{}", segment(build_id))
 }

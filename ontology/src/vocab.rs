@@ -27,6 +27,8 @@ terms! {
     DOMAIN = "Domain",
     REFERENCE = "Reference",
     OVERRIDE_CLAUSE = "OverrideClause",
+    VERSION_DIFF = "VersionDiff",
+    ARTICLE_CHANGE = "ArticleChange",
     BUILD = "Build",
     CONTAINS = "contains",
     CONTAINED_IN = "containedIn",
@@ -44,6 +46,11 @@ terms! {
     FROM_PROVISION = "fromProvision",
     DEFERS_TO = "defersTo",
     OVERRIDES = "overrides",
+    FROM_VERSION = "fromVersion",
+    TO_VERSION = "toVersion",
+    IN_DIFF = "inDiff",
+    FROM_ARTICLE = "fromArticle",
+    TO_ARTICLE = "toArticle",
     TITLE = "title",
     SHORT_NAME = "shortName",
     LABEL = "label",
@@ -71,6 +78,8 @@ terms! {
     DEFINITION_KIND = "definitionKind",
     CLAUSE_KIND = "clauseKind",
     SUBJECT_TEXT = "subjectText",
+    CHANGE_KIND = "changeKind",
+    SIMILARITY = "similarity",
 }
 
 pub const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";

@@ -17,6 +17,7 @@ pub mod eval_answer;
 pub mod graph;
 pub mod method;
 pub mod retrieve;
+pub mod versions;
 
 use kg_store::oxigraph::model::Term;
 use kg_store::{GraphBackend, SparqlOutput};

@@ -177,3 +177,51 @@ fn the_ontology_is_in_its_own_graph() {
     );
     assert_eq!(rows, [["https://w3id.org/coal/ontology#LawVersion"]]);
 }
+
+#[test]
+fn versions_are_aligned_article_by_article() {
+    let store = store();
+    let d = query_engine::versions::diff(store.graph(), "妇女权益保障法", None, None).unwrap();
+    let count = |k: &str| {
+        d.counts
+            .iter()
+            .find(|(kind, _)| kind == k)
+            .map(|c| c.1)
+            .unwrap_or(0)
+    };
+    // Every article of each version is in exactly one change.
+    assert_eq!(
+        count("unchanged") + count("modified") + count("renumbered") + count("removed"),
+        d.from.articles
+    );
+    assert_eq!(
+        count("unchanged") + count("modified") + count("renumbered") + count("added"),
+        d.to.articles
+    );
+    assert_eq!((d.from.articles, d.to.articles), (61, 86));
+    // Read by hand: 2018 第六条 (government duties) became 2022 第三条 with a new first
+    // sentence; 2018 第七条 (the women's federations) became 第六条.
+    let moved = |from: &str, to: &str| {
+        d.changes.iter().any(|c| {
+            c.kind == "renumbered"
+                && c.from.as_ref().is_some_and(|f| f.label == from)
+                && c.to.as_ref().is_some_and(|t| t.label == to)
+        })
+    };
+    assert!(
+        moved("第六条", "第三条") && moved("第七条", "第六条"),
+        "{:?}",
+        d.counts
+    );
+    // A changed article overrides its older text.
+    let rows = select(
+        &store,
+        "SELECT ?old WHERE { <https://w3id.org/coal/eli/cn/妇女权益保障法/2022-10-30/art_3> coal:overrides ?old }",
+    );
+    assert_eq!(
+        rows,
+        vec![vec![
+            "https://w3id.org/coal/eli/cn/妇女权益保障法/2018-10-26/art_6".to_owned()
+        ]]
+    );
+}

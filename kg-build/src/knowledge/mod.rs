@@ -12,7 +12,7 @@ use coal_ontology::{iri, vocab};
 use coal_refs::{ClauseKind, DefinitionKind};
 use serde::Serialize;
 
-use crate::rdf::{LawIris, QuadSink, text_hash};
+use crate::rdf::{LawIris, QuadSink};
 pub use references::{LawNames, Place, Resolved, Resolver, normalize_name, version_in_force};
 
 /// What the knowledge stage found, for the build summary.
@@ -37,6 +37,8 @@ pub struct KnowledgeReport {
     pub clauses_prevails: usize,
     pub defers_to_laws: usize,
     pub overrides: usize,
+    /// Article changes between consecutive versions, by kind.
+    pub changes: BTreeMap<String, usize>,
 }
 
 impl KnowledgeReport {
@@ -59,6 +61,9 @@ impl KnowledgeReport {
         self.clauses_prevails += o.clauses_prevails;
         self.defers_to_laws += o.defers_to_laws;
         self.overrides += o.overrides;
+        for (k, v) in &o.changes {
+            *self.changes.entry(k.clone()).or_default() += v;
+        }
     }
 }
 
@@ -230,24 +235,64 @@ pub fn version_knowledge(
             }
         }
     }
-    // A newer version of an article overrides its changed older text.
-    if version_index > 0 {
-        let prev = &law.versions[version_index - 1];
-        let pviri = &iris.versions[version_index - 1];
-        for a in &v.articles {
-            if let Some(old) = prev.articles.iter().find(|o| o.number == a.number)
-                && text_hash(&old.text()) != text_hash(&a.text())
+    // Article-level diffs from every older version; overrides from the previous one.
+    for from in 0..version_index {
+        diff_quads(&mut g, &mut rep, law, iris, from, version_index);
+    }
+    (g, rep)
+}
+
+/// The alignment of version `from` to version `to` as a `VersionDiff` with one
+/// `ArticleChange` per pair or lone article; for consecutive versions, `overrides` from
+/// each changed article to its older text, and counts in the report.
+fn diff_quads(
+    g: &mut QuadSink,
+    rep: &mut KnowledgeReport,
+    law: &Law,
+    iris: &LawIris,
+    from: usize,
+    to: usize,
+) {
+    let (old, new) = (&law.versions[from], &law.versions[to]);
+    let (fv, tv) = (&iris.versions[from], &iris.versions[to]);
+    let diff = iri::version_diff(tv, fv);
+    g.node(&diff, vocab::VERSION_DIFF);
+    g.edge(&diff, vocab::FROM_VERSION, fv);
+    g.edge(&diff, vocab::TO_VERSION, tv);
+    let consecutive = to == from + 1;
+    for (n, c) in crate::align::align(&old.articles, &new.articles)
+        .iter()
+        .enumerate()
+    {
+        let ciri = iri::article_change(&diff, n);
+        g.node(&ciri, vocab::ARTICLE_CHANGE);
+        g.edge(&ciri, vocab::IN_DIFF, &diff);
+        g.string(&ciri, vocab::CHANGE_KIND, c.kind.name());
+        g.double(&ciri, vocab::SIMILARITY, c.similarity);
+        let old_iri = c.old.map(|i| {
+            let a = &old.articles[i];
+            iri::article(fv, a.number.main, a.number.suffix)
+        });
+        let new_iri = c.new.map(|j| {
+            let a = &new.articles[j];
+            iri::article(tv, a.number.main, a.number.suffix)
+        });
+        if let Some(o) = &old_iri {
+            g.edge(&ciri, vocab::FROM_ARTICLE, o);
+        }
+        if let Some(t) = &new_iri {
+            g.edge(&ciri, vocab::TO_ARTICLE, t);
+        }
+        if consecutive {
+            *rep.changes.entry(c.kind.name().to_owned()).or_default() += 1;
+            if let (Some(o), Some(t)) = (&old_iri, &new_iri)
+                && c.similarity < 1.0
             {
-                g.edge(
-                    &iri::article(viri, a.number.main, a.number.suffix),
-                    vocab::OVERRIDES,
-                    &iri::article(pviri, old.number.main, old.number.suffix),
-                );
+                g.edge(t, vocab::OVERRIDES, o);
                 rep.overrides += 1;
             }
         }
     }
-    (g, rep)
 }
 
 /// The law version an override clause's subject names (《X》, or a law's name), if any.
