@@ -57,7 +57,10 @@ pub fn similarity(a: &str, b: &str) -> f64 {
     if a == b {
         return 1.0;
     }
-    let (x, y) = (bigrams(a), bigrams(b));
+    dice(&bigrams(a), &bigrams(b))
+}
+
+fn dice(x: &HashMap<(char, char), u32>, y: &HashMap<(char, char), u32>) -> f64 {
     let (nx, ny): (u32, u32) = (x.values().sum(), y.values().sum());
     if nx + ny == 0 {
         return 0.0;
@@ -73,6 +76,15 @@ pub fn similarity(a: &str, b: &str) -> f64 {
 pub fn align(old: &[Article], new: &[Article]) -> Vec<Change> {
     let old_body: Vec<String> = old.iter().map(|a| a.body()).collect();
     let new_body: Vec<String> = new.iter().map(|a| a.body()).collect();
+    let old_grams: Vec<_> = old_body.iter().map(|b| bigrams(b)).collect();
+    let new_grams: Vec<_> = new_body.iter().map(|b| bigrams(b)).collect();
+    let sim = |i: usize, j: usize| {
+        if old_body[i] == new_body[j] {
+            1.0
+        } else {
+            dice(&old_grams[i], &new_grams[j])
+        }
+    };
     let mut old_used = vec![false; old.len()];
     let mut new_used = vec![false; new.len()];
     let mut out = Vec::new();
@@ -120,10 +132,10 @@ pub fn align(old: &[Article], new: &[Article]) -> Vec<Change> {
         let same = new_by_number
             .get(&old[i].number)
             .filter(|&&j| !new_used[j])
-            .map(|&j| similarity(&old_body[i], &new_body[j]))
+            .map(|&j| sim(i, j))
             .unwrap_or(0.0);
         for j in (0..new.len()).filter(|&j| !new_used[j] && new[j].number != old[i].number) {
-            let s = similarity(&old_body[i], &new_body[j]);
+            let s = sim(i, j);
             if s >= RENUMBERED_MIN && s > same {
                 pairs.push((s, i, j));
             }
@@ -158,7 +170,7 @@ pub fn align(old: &[Article], new: &[Article]) -> Vec<Change> {
                 kind: ChangeKind::Modified,
                 old: Some(i),
                 new: Some(j),
-                similarity: similarity(&old_body[i], &new_body[j]),
+                similarity: sim(i, j),
             });
         }
     }

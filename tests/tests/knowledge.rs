@@ -18,7 +18,7 @@ fn fixture(name: &str) -> std::path::PathBuf {
 
 fn built() -> &'static BuiltStore {
     static BUILT: OnceLock<BuiltStore> = OnceLock::new();
-    BUILT.get_or_init(|| build_store(fixture("profile.txt"), true))
+    BUILT.get_or_init(|| build_store(fixture("profile.txt"), false))
 }
 
 fn select(q: &str) -> Vec<Vec<String>> {
