@@ -289,6 +289,25 @@ pub struct SearchArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct BuildsArgs {
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct GcArgs {
+    /// Committed builds to keep, the current one included (at least 1).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub keep: u64,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
 pub struct HistoryArgs {
     /// The law: full title or short name (劳动合同法).
     pub law: String,

@@ -35,6 +35,10 @@ enum Command {
     Search(config::SearchArgs),
     /// Answer a question: score its complexity, route it to a retrieval tier, cite articles.
     Ask(config::AskArgs),
+    /// The build versions in the store: current, previous, being written, abandoned.
+    Builds(config::BuildsArgs),
+    /// Remove abandoned builds and all committed builds but the newest `--keep`.
+    Gc(config::GcArgs),
     /// A law's versions: dates, validity, article counts and changes from the previous one.
     History(config::HistoryArgs),
     /// The article-level diff between two versions of a law, with the changed text.
@@ -80,6 +84,8 @@ fn main() -> std::process::ExitCode {
         Command::Search(args) => search_cmd::search(args),
         Command::Ask(args) => ask_cmd::run(args),
         Command::History(args) => versions_cmd::history(args),
+        Command::Builds(args) => versions_cmd::builds(args),
+        Command::Gc(args) => versions_cmd::gc(args),
         Command::Diff(args) => versions_cmd::diff(args),
         Command::Calibrate(args) => ask_cmd::calibrate(args),
         Command::Eval(EvalCommand::Retrieval(args)) => search_cmd::eval_retrieval(args),

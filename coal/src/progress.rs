@@ -22,8 +22,18 @@ impl Bars {
     }
 }
 
+/// Crash-safety tests set `COAL_TEST_PAUSE_AT=<stage>`: the build announces the stage on
+/// stderr and waits there, so the test can kill it at a known point.
+fn pause_for_tests(stage: &str) {
+    if std::env::var("COAL_TEST_PAUSE_AT").is_ok_and(|s| s == stage) {
+        eprintln!("paused at {stage}");
+        std::thread::sleep(std::time::Duration::from_secs(600));
+    }
+}
+
 impl kg_build::BuildObserver for Bars {
     fn stage(&self, name: &str, total: Option<u64>) {
+        pause_for_tests(name);
         let mut cur = self.current.lock().unwrap();
         if let Some(pb) = cur.take() {
             pb.finish_and_clear();

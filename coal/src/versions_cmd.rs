@@ -5,7 +5,7 @@ use std::io::Write;
 use kg_store::Store;
 use query_engine::versions::{self, ArticleDiff};
 
-use crate::config::{DiffArgs, HistoryArgs};
+use crate::config::{BuildsArgs, DiffArgs, GcArgs, HistoryArgs};
 
 fn counts(c: &[(String, usize)]) -> String {
     c.iter()
@@ -101,5 +101,72 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
     {
         print_change(&mut out, c)?;
     }
+    Ok(())
+}
+
+fn size(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+pub fn builds(args: BuildsArgs) -> anyhow::Result<()> {
+    let dir = kg_store::StoreDir::new(&args.store.store, false)?;
+    let list = dir.list_builds()?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+        return Ok(());
+    }
+    for b in &list {
+        let what = b
+            .summary
+            .as_ref()
+            .map(|s| format!("{} laws, {} articles", s["laws"], s["articles"]))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "{:<28} {:<9} {:>10}  {what}",
+            b.id,
+            format!("{:?}", b.state).to_lowercase(),
+            size(b.bytes)
+        )?;
+    }
+    if list.is_empty() {
+        writeln!(out, "no builds")?;
+    }
+    Ok(())
+}
+
+pub fn gc(args: GcArgs) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let dir = kg_store::StoreDir::new(&args.store.store, false)?;
+    let removed = dir.gc(args.keep as usize)?;
+    let ids: Vec<String> = removed.iter().map(|b| b.id.clone()).collect();
+    let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    rt.block_on(async {
+        let url = args
+            .store
+            .db_url
+            .clone()
+            .unwrap_or_else(|| dir.default_db_url());
+        let db = kg_store::meta::connect(&url).await?;
+        kg_store::builds::forget_builds(&db, &ids).await
+    })?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&removed)?)?;
+        return Ok(());
+    }
+    let freed: u64 = removed.iter().map(|b| b.bytes).sum();
+    for b in &removed {
+        writeln!(out, "removed {} ({:?}, {})", b.id, b.state, size(b.bytes))?;
+    }
+    writeln!(
+        out,
+        "{} build(s) removed, {} freed",
+        removed.len(),
+        size(freed)
+    )?;
     Ok(())
 }

@@ -970,3 +970,140 @@ fn history_and_diff_of_two_versions() {
         assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn builds_lists_build_versions_and_gc_removes_the_unread_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    build(&store, &fixtures().join("versions"));
+    build(&store, &fixtures().join("versions"));
+    let s = store.to_str().unwrap();
+    // What a killed build leaves (its writer is gone), and a build still being written
+    // (its writer, this test, is alive).
+    let dead = store.join("builds/b0000000001-000000000");
+    std::fs::create_dir_all(dead.join("rdf")).unwrap();
+    std::fs::write(dead.join("WRITER"), "999999999").unwrap();
+    let live = store.join("builds/b0000000002-000000000");
+    std::fs::create_dir_all(&live).unwrap();
+    std::fs::write(live.join("WRITER"), std::process::id().to_string()).unwrap();
+    let list = |s: &str| -> Vec<(String, String)> {
+        let out = coal(&["builds", "--store", s, "--json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                (
+                    b["id"].as_str().unwrap().to_owned(),
+                    b["state"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let states: Vec<String> = list(s).into_iter().map(|b| b.1).collect();
+    assert_eq!(states, ["abandoned", "writing", "previous", "current"]);
+    let out = coal(&["gc", "--store", s, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let removed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(removed.as_array().unwrap().len(), 2, "{removed}");
+    let states: Vec<String> = list(s).into_iter().map(|b| b.1).collect();
+    assert_eq!(states, ["writing", "current"]);
+    assert!(!dead.exists() && live.exists());
+    // The current build still answers.
+    let q = coal(&[
+        "sparql",
+        "--store",
+        s,
+        "SELECT (COUNT(?a) AS ?n) WHERE { ?a a coal:Article }",
+    ]);
+    assert!(stdout(&q).contains('5'), "{}", stdout(&q));
+    let zero = coal(&["gc", "--store", s, "--keep", "0"]);
+    assert!(!zero.status.success());
+}
+
+#[test]
+fn a_build_killed_at_any_stage_leaves_the_previous_build_answering() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    build(&store, &fixtures().join("versions"));
+    let s = store.to_str().unwrap();
+    let count = || {
+        let out = coal(&[
+            "sparql",
+            "--store",
+            s,
+            "--format",
+            "csv",
+            "SELECT (COUNT(?a) AS ?n) WHERE { ?a a coal:Article }",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out).lines().nth(1).unwrap().trim().to_owned()
+    };
+    assert_eq!(count(), "5");
+    let profile = eval_fixture("ask_profile.txt");
+    let corpus = fixtures();
+    let args = [
+        "build",
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+        "--store",
+        s,
+    ];
+    let stages = [
+        "parse",
+        "graph",
+        "bm25",
+        "embed",
+        "retrieval graph",
+        "commit",
+    ];
+    for stage in stages {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_coal"))
+            .args(args)
+            .env("COAL_TEST_PAUSE_AT", stage)
+            .env(
+                "COAL_MODEL",
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/models/e5-small-q4.bin"),
+            )
+            .stderr(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let err = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut paused = false;
+        for line in err.lines() {
+            if line.unwrap().contains(&format!("paused at {stage}")) {
+                paused = true;
+                break;
+            }
+        }
+        assert!(paused, "the build never reached {stage}");
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        // The previous build answers, whole.
+        assert_eq!(count(), "5", "after a kill at {stage}");
+        let search = coal(&["search", "--store", s, "--mode", "bm25", "男女平等"]);
+        assert!(search.status.success(), "{}", stderr(&search));
+    }
+    let out = coal(&["builds", "--store", s, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let abandoned = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["state"] == "abandoned")
+        .count();
+    // Parsing comes before the build's folder exists: that kill leaves nothing behind.
+    assert_eq!(abandoned, stages.len() - 1);
+    // The next build finishes cleanly and is what readers see; gc clears the remains.
+    let out = coal(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(count(), "12");
+    let out = coal(&["gc", "--store", s, "--json"]);
+    let removed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(removed.as_array().unwrap().len(), abandoned + 1);
+}

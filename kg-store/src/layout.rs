@@ -193,6 +193,16 @@ mod tests {
         store.commit_manifest(&m2).unwrap();
         assert_eq!(store.manifest().unwrap().unwrap(), m2);
         assert!(!store.root().join("CURRENT.tmp").exists());
+        // Killed halfway through writing the next manifest: readers still see b2, and the
+        // next commit writes over the half-written file.
+        std::fs::write(
+            store.root().join("CURRENT.tmp"),
+            b"{\"build\": \"b3\", \"comm",
+        )
+        .unwrap();
+        assert_eq!(store.current_build().unwrap(), "b2");
+        store.commit_manifest(&m).unwrap();
+        assert_eq!(store.current_build().unwrap(), "b1");
     }
 
     #[test]

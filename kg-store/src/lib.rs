@@ -4,6 +4,7 @@
 //! Architecture invariant: kg-store knows the ontology's IRIs but nothing of statute
 //! parsing or retrieval; it stores and serves what a build hands it.
 
+pub mod builds;
 mod error;
 mod graph;
 mod layout;
@@ -134,6 +135,9 @@ impl BuildWriter {
         let id = dir.new_build_id();
         let rdf = dir.rdf_dir(&id);
         std::fs::create_dir_all(&rdf).map_err(|e| StoreError::io(&rdf, e))?;
+        let writer = dir.build_dir(&id).join(builds::WRITER_FILE);
+        std::fs::write(&writer, std::process::id().to_string())
+            .map_err(|e| StoreError::io(&writer, e))?;
         let graph = LocalGraph::open_writable(&rdf)?;
         graph.load_ontology()?;
         let db = meta::connect(db_url.unwrap_or(&dir.default_db_url())).await?;
@@ -207,6 +211,9 @@ impl BuildWriter {
             builds,
         };
         self.dir.commit_manifest(&manifest)?;
+        // Only now: until the manifest names it, the marker keeps `gc` away.
+        let writer = self.dir.build_dir(&self.id).join(builds::WRITER_FILE);
+        std::fs::remove_file(&writer).map_err(|e| StoreError::io(&writer, e))?;
         Ok(manifest)
     }
 
