@@ -25,6 +25,7 @@ pub fn run(args: AskArgs) -> anyhow::Result<()> {
     let startup_ms = started.elapsed().as_secs_f64() * 1e3;
     let opts = AskOptions {
         force_tier: args.tier,
+        as_of: args.as_of.clone(),
         ..AskOptions::default()
     };
     let answer = engine.ask(&args.question, &opts)?;

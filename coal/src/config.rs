@@ -348,6 +348,10 @@ pub struct AskArgs {
     /// candidates with reasons, timings.
     #[arg(long)]
     pub explain: bool,
+    /// Answer from the law versions in force on this date (YYYY-MM-DD); the citations name
+    /// the versions used.
+    #[arg(long)]
+    pub as_of: Option<String>,
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]

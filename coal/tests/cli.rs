@@ -1107,3 +1107,60 @@ fn a_build_killed_at_any_stage_leaves_the_previous_build_answering() {
     let removed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(removed.as_array().unwrap().len(), abandoned + 1);
 }
+
+#[test]
+fn ask_as_of_a_date_cites_the_version_then_in_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = ask_store(dir.path());
+    let question = "妇女享有哪些平等权利？";
+    let date = |a: &serde_json::Value| {
+        a["citations"][0]["version_date"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let before = ask_json(&s, &["--as-of", "2019-06-01"], question);
+    let after = ask_json(&s, &["--as-of", "2023-06-01"], question);
+    assert_eq!(date(&before), "2018-10-26", "{before}");
+    assert_eq!(date(&after), "2022-10-30", "{after}");
+    for a in [&before, &after] {
+        let d = date(a);
+        assert!(
+            a["citations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|c| c["version_date"] == d.as_str()),
+            "{a}"
+        );
+    }
+    // Article lookup picks the version too, and says when a law was not yet in force.
+    let a = ask_json(
+        &s,
+        &["--as-of", "2019-06-01"],
+        "示范保障法第二条的内容是什么？",
+    );
+    assert!(
+        a["answer"]
+            .as_str()
+            .unwrap()
+            .contains("妇女享有与男子平等的权利"),
+        "{a}"
+    );
+    let a = ask_json(
+        &s,
+        &["--as-of", "2023-06-01"],
+        "示范保障法第二条的内容是什么？",
+    );
+    assert!(a["answer"].as_str().unwrap().contains("基本国策"), "{a}");
+    let a = ask_json(
+        &s,
+        &["--as-of", "2010-01-01"],
+        "示范保障法第二条的内容是什么？",
+    );
+    assert!(a["answer"].as_str().unwrap().contains("尚未施行"), "{a}");
+    assert!(a["citations"].as_array().unwrap().is_empty());
+    let bad = coal(&["ask", "--store", &s, "--as-of", "2019/06/01", question]);
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("YYYY-MM-DD"), "{}", stderr(&bad));
+}

@@ -27,6 +27,32 @@ pub struct AskOptions {
     pub without_consistency: bool,
     /// Ablation: the top N of the hybrid list, no routing and no cliff.
     pub fixed_top: Option<usize>,
+    /// Answer from the versions in force on this date (`YYYY-MM-DD`) instead of the latest.
+    pub as_of: Option<String>,
+}
+
+/// When a law version is in force: from its date until the next version's.
+#[derive(Debug, Clone)]
+struct Validity {
+    /// The law's work IRI.
+    work: String,
+    from: Option<String>,
+    until: Option<String>,
+}
+
+impl Validity {
+    fn covers(&self, date: &str) -> bool {
+        self.from.as_deref().is_some_and(|f| f <= date)
+            && self.until.as_deref().is_none_or(|u| date < u)
+    }
+}
+
+/// `…/劳动合同法/2012-12-28/art_47` → `…/劳动合同法/2012-12-28`.
+fn version_of(article_iri: &str) -> &str {
+    article_iri
+        .rsplit_once("/art_")
+        .map(|(v, _)| v)
+        .unwrap_or(article_iri)
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -96,6 +122,8 @@ pub struct Engine {
     cfg: MethodConfig,
     /// Laws by normalized short name and title (see [`normalize_law_name`]).
     law_names: HashMap<String, usize>,
+    /// Every version of every law (not only the latest), by version IRI.
+    validity: HashMap<String, Validity>,
     longest_law_name: usize,
 }
 
@@ -151,6 +179,7 @@ impl Engine {
             .map(|k| k.chars().count())
             .max()
             .unwrap_or(0);
+        let validity = load_validity(store.graph())?;
         Ok(Engine {
             retriever,
             graph,
@@ -158,6 +187,7 @@ impl Engine {
             cfg,
             law_names,
             longest_law_name,
+            validity,
         })
     }
 
@@ -231,8 +261,38 @@ impl Engine {
         out
     }
 
-    fn article_iri(&self, m: &ArticleMention) -> String {
-        format!("{}/art_{}", self.graph.laws[m.law].version_iri, m.main)
+    /// The version of the mentioned law in force on `as_of` (the latest without a date);
+    /// `None` when the law was not yet in force then.
+    fn version_for(&self, m: &ArticleMention, as_of: Option<&str>) -> Option<String> {
+        let latest = &self.graph.laws[m.law].version_iri;
+        let Some(date) = as_of else {
+            return Some(latest.clone());
+        };
+        let work = &self.validity.get(latest)?.work;
+        self.validity
+            .iter()
+            .find(|(_, v)| &v.work == work && v.covers(date))
+            .map(|(iri, _)| iri.clone())
+    }
+
+    fn article_iri(&self, m: &ArticleMention, as_of: Option<&str>) -> Option<String> {
+        self.version_for(m, as_of)
+            .map(|v| format!("{v}/art_{}", m.main))
+    }
+
+    /// A retriever's list restricted to the versions in force on `as_of`.
+    fn in_force(&self, hits: Vec<Hit>, as_of: Option<&str>, k: usize) -> Vec<Hit> {
+        let Some(date) = as_of else {
+            return hits;
+        };
+        hits.into_iter()
+            .filter(|h| {
+                self.validity
+                    .get(version_of(&h.iri))
+                    .is_some_and(|v| v.covers(date))
+            })
+            .take(k)
+            .collect()
     }
 
     fn context_article(&self, iri: &str, score: f64, via: &str) -> Option<ContextArticle> {
@@ -258,6 +318,14 @@ impl Engine {
         let mut t = t0;
         let mut warnings = Vec::new();
         let q = Self::clean(question, &mut warnings)?;
+        let as_of = opts.as_of.as_deref();
+        if let Some(d) = as_of
+            && !(d.len() == 10 && d.as_bytes()[4] == b'-' && d.as_bytes()[7] == b'-')
+        {
+            return Err(QueryError::BadInput(format!(
+                "--as-of {d}: expected YYYY-MM-DD"
+            )));
+        }
         let intrinsic = complexity::intrinsic(&q, &self.lexicon, &self.cfg);
         let mentions = self.article_mentions(&q);
         lap("intrinsic", &mut t);
@@ -269,15 +337,24 @@ impl Engine {
             && let Some(m) = mentions.first()
         {
             let law = &self.graph.laws[m.law];
-            let iri = self.article_iri(m);
-            let (kind, answer, context) = match self.context_article(&iri, 1.0, "graph lookup") {
-                Some(a) => (AnswerKind::ArticleText, a.text.clone(), vec![a]),
-                None => (
+            let found = self
+                .article_iri(m, as_of)
+                .and_then(|iri| self.context_article(&iri, 1.0, "graph lookup"));
+            let (kind, answer, context) = match (found, as_of) {
+                (Some(a), _) => (AnswerKind::ArticleText, a.text.clone(), vec![a]),
+                (None, Some(d)) if self.version_for(m, as_of).is_none() => (
+                    AnswerKind::NoSuchArticle,
+                    format!("《{}》在{d}尚未施行。", law.title),
+                    Vec::new(),
+                ),
+                (None, _) => (
                     AnswerKind::NoSuchArticle,
                     format!(
                         "《{}》（{}）没有{}。",
                         law.title,
-                        law.version_date.as_deref().unwrap_or("未注明日期"),
+                        self.version_for(m, as_of)
+                            .and_then(|v| self.validity.get(&v).and_then(|x| x.from.clone()))
+                            .unwrap_or_else(|| "未注明日期".into()),
                         m.label
                     ),
                     Vec::new(),
@@ -303,18 +380,38 @@ impl Engine {
             ));
         }
         for m in &mentions {
-            if self.graph.get(&self.article_iri(m)).is_none() {
+            let exists = self
+                .article_iri(m, as_of)
+                .is_some_and(|iri| self.retriever.article(&iri).ok().flatten().is_some());
+            if !exists {
                 warnings.push(format!(
-                    "《{}》 has no {} in its current version",
-                    self.graph.laws[m.law].title, m.label
+                    "《{}》 has no {} in the version {}",
+                    self.graph.laws[m.law].title,
+                    m.label,
+                    as_of
+                        .map(|d| format!("in force on {d}"))
+                        .unwrap_or_else(|| "in force".into())
                 ));
             }
         }
 
         // Both retrievers, once: consistency, the tiers and the trace all use these lists.
-        let bm25 = self.retriever.bm25(&q, HYBRID_CANDIDATES, false)?;
+        // With --as-of, every version is searched and those not in force are left out.
+        let (n, old_too) = match as_of {
+            Some(_) => (HYBRID_CANDIDATES * 4, true),
+            None => (HYBRID_CANDIDATES, false),
+        };
+        let bm25 = self.in_force(
+            self.retriever.bm25(&q, n, old_too)?,
+            as_of,
+            HYBRID_CANDIDATES,
+        );
         lap("bm25", &mut t);
-        let dense = self.retriever.dense(&q, HYBRID_CANDIDATES, false)?;
+        let dense = self.in_force(
+            self.retriever.dense(&q, n, old_too)?,
+            as_of,
+            HYBRID_CANDIDATES,
+        );
         lap("dense", &mut t);
         let k = self.cfg.consistency_k;
         let top = |l: &[Hit]| l.iter().take(k).map(|h| h.iri.clone()).collect::<Vec<_>>();
@@ -335,7 +432,13 @@ impl Engine {
         let hybrid = Retriever::fuse(&bm25, &dense, Fusion::Weighted, HYBRID_CANDIDATES);
         lap("consistency", &mut t);
 
-        let tier = opts.force_tier.unwrap_or(cx.tier).clamp(1, 4);
+        let mut tier = opts.force_tier.unwrap_or(cx.tier).clamp(1, 4);
+        if as_of.is_some() && tier >= 3 {
+            warnings.push(format!(
+                "tier {tier} walks the graph of the current versions; with --as-of tier 2 (hybrid) answered"
+            ));
+            tier = 2;
+        }
         let mut dropped = Vec::new();
         let mut graph_hits = Vec::new();
         let ranked: Vec<(String, f64, &str)> = if let Some(n) = opts.fixed_top {
@@ -384,7 +487,9 @@ impl Engine {
             .collect();
         // An article the question names is always in the context, first.
         for m in mentions.iter().rev() {
-            let iri = self.article_iri(m);
+            let Some(iri) = self.article_iri(m, as_of) else {
+                continue;
+            };
             context.retain(|c| c.iri != iri);
             if let Some(a) = self.context_article(&iri, f64::INFINITY, "named in the question") {
                 context.insert(0, a);
@@ -486,7 +591,10 @@ impl Engine {
             }
         }
         for m in mentions {
-            if let Some(n) = self.graph.get(&self.article_iri(m)) {
+            if let Some(n) = self
+                .article_iri(m, None)
+                .and_then(|iri| self.graph.get(&iri))
+            {
                 seeds.push((n, 1.0));
             }
         }
@@ -606,6 +714,34 @@ impl Engine {
         }
         kept
     }
+}
+
+fn load_validity(g: &dyn kg_store::GraphBackend) -> Result<HashMap<String, Validity>, QueryError> {
+    let kg_store::SparqlOutput::Solutions { rows, .. } = g.query(
+        "SELECT ?v ?w ?from ?until WHERE { ?v a coal:LawVersion ; coal:versionOf ?w .
+           OPTIONAL { ?v coal:validFrom ?from } OPTIONAL { ?v coal:validUntil ?until } }",
+    )?
+    else {
+        unreachable!("SELECT")
+    };
+    let text = |t: &Option<kg_store::oxigraph::model::Term>| match t {
+        Some(kg_store::oxigraph::model::Term::Literal(l)) => Some(l.value().to_owned()),
+        Some(kg_store::oxigraph::model::Term::NamedNode(n)) => Some(n.as_str().to_owned()),
+        _ => None,
+    };
+    Ok(rows
+        .iter()
+        .filter_map(|r| {
+            Some((
+                text(&r[0])?,
+                Validity {
+                    work: text(&r[1])?,
+                    from: text(&r[2]),
+                    until: text(&r[3]),
+                },
+            ))
+        })
+        .collect())
 }
 
 fn sorted(scores: HashMap<String, (f64, &'static str)>) -> Vec<(String, f64, &'static str)> {
