@@ -14,8 +14,11 @@ pub fn open_engine(
     store: &crate::config::StoreArgs,
 ) -> anyhow::Result<(Store, Engine)> {
     let store = Store::open(&store.store, false)?;
-    let cfg = FileConfig::read(model.config.as_deref())?.method;
-    let engine = Engine::open(&store, Some(model.load(false)?), cfg)?;
+    let file = FileConfig::read(model.config.as_deref())?;
+    let mut engine = Engine::open(&store, Some(model.load(false)?), file.method)?;
+    if let Some(llm) = &file.llm {
+        engine.set_chat(Box::new(llm.client()?));
+    }
     Ok((store, engine))
 }
 
@@ -43,6 +46,12 @@ pub fn run(args: AskArgs) -> anyhow::Result<()> {
     }
     for w in &answer.warnings {
         eprintln!("warning: {w}");
+    }
+    for r in &answer.trace.removed_citations {
+        eprintln!(
+            "warning: citation cut from the answer: {} ({})",
+            r.text, r.reason
+        );
     }
     writeln!(out, "{}", answer.answer.trim_end())?;
     if !answer.citations.is_empty() {
@@ -113,6 +122,16 @@ fn explain(out: &mut impl Write, a: &Answer, startup_ms: f64) -> anyhow::Result<
     }
     for d in &t.dropped {
         writeln!(out, "dropped {}: {}", d.iri, d.reason)?;
+    }
+    if let Some(m) = &a.generated_by {
+        writeln!(out, "answer written by {m}")?;
+    }
+    for r in &t.removed_citations {
+        writeln!(
+            out,
+            "citation cut from the answer: {} ({})",
+            r.text, r.reason
+        )?;
     }
     let mut timings: Vec<String> = t
         .timings_ms

@@ -52,11 +52,48 @@ pub struct EmbedderConfig {
     pub window_tokens: Option<usize>,
 }
 
+/// The `[llm]` table: an OpenAI-compatible chat endpoint that writes answers from the
+/// retrieved articles (without it, answers are extractive).
+#[derive(serde::Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct LlmConfig {
+    pub url: String,
+    pub model: String,
+    /// Name of the environment variable that holds the API key.
+    pub api_key_env: Option<String>,
+    pub temperature: Option<f32>,
+    pub timeout_secs: Option<u64>,
+    pub attempts: Option<u32>,
+}
+
+impl LlmConfig {
+    pub fn client(&self) -> anyhow::Result<coal_models::OpenAiChat> {
+        let mut c = coal_models::ChatConfig::new(&self.url, &self.model);
+        if let Some(var) = &self.api_key_env {
+            c.api_key = Some(std::env::var(var).map_err(|_| {
+                anyhow::anyhow!("[llm] api_key_env names `{var}`, which is not set")
+            })?);
+        }
+        if let Some(t) = self.temperature {
+            c.temperature = t;
+        }
+        if let Some(t) = self.timeout_secs {
+            c.timeout = std::time::Duration::from_secs(t);
+        }
+        if let Some(a) = self.attempts {
+            c.attempts = a;
+        }
+        Ok(coal_models::OpenAiChat::new(c))
+    }
+}
+
 #[derive(serde::Deserialize, Debug, Default)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
     #[serde(default)]
     pub embedder: EmbedderConfig,
+    #[serde(default)]
+    pub llm: Option<LlmConfig>,
     /// The method's constants (METHOD.md §3–5); any left out keep the paper's values.
     #[serde(default)]
     pub method: query_engine::method::MethodConfig,

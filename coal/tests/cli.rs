@@ -1164,3 +1164,129 @@ fn ask_as_of_a_date_cites_the_version_then_in_force() {
     assert!(!bad.status.success());
     assert!(stderr(&bad).contains("YYYY-MM-DD"), "{}", stderr(&bad));
 }
+
+/// A chat endpoint that replies with scripted answers, in order, then repeats the last.
+struct ScriptedChat(std::sync::Mutex<Vec<wiremock::ResponseTemplate>>);
+
+impl wiremock::Respond for ScriptedChat {
+    fn respond(&self, _: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let mut v = self.0.lock().unwrap();
+        if v.len() > 1 {
+            v.remove(0)
+        } else {
+            v[0].clone()
+        }
+    }
+}
+
+fn chat_reply(content: &str) -> wiremock::ResponseTemplate {
+    wiremock::ResponseTemplate::new(200).set_body_json(serde_json::json!({
+        "choices": [{ "message": { "role": "assistant", "content": content } }]
+    }))
+}
+
+fn chat_store(
+    replies: Vec<wiremock::ResponseTemplate>,
+) -> (
+    tempfile::TempDir,
+    String,
+    String,
+    wiremock::MockServer,
+    tokio::runtime::Runtime,
+) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(wiremock::MockServer::start());
+    rt.block_on(
+        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
+            .respond_with(ScriptedChat(std::sync::Mutex::new(replies)))
+            .mount(&server),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let s = ask_store(dir.path());
+    let config = dir.path().join("coal.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[llm]\nurl = \"{}\"\nmodel = \"scripted\"\nattempts = 3\n",
+            server.uri()
+        ),
+    )
+    .unwrap();
+    let c = config.to_str().unwrap().to_owned();
+    (dir, s, c, server, rt)
+}
+
+#[test]
+fn protocol_an_invented_citation_in_a_generated_answer_is_cut_and_reported() {
+    let (_dir, s, c, server, rt) = chat_store(vec![chat_reply(
+        "订立劳动合同应当遵循合法、公平、诚实信用的原则[1]。另见《示范劳动法》第九百条和[9]。",
+    )]);
+    let q = "订立劳动合同应当遵循什么原则？";
+    let a = ask_json(&s, &["--config", &c, "--tier", "2"], q);
+    assert_eq!(
+        a["generated_by"].as_str().unwrap(),
+        format!("openai:scripted@{}", server.uri())
+    );
+    let text = a["answer"].as_str().unwrap();
+    assert!(
+        text.contains("[1]") && !text.contains("第九百条") && !text.contains("[9]"),
+        "{text}"
+    );
+    let removed = a["trace"]["removed_citations"].as_array().unwrap();
+    assert_eq!(removed.len(), 2, "{a}");
+    assert!(
+        removed[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("does not exist"),
+        "{removed:?}"
+    );
+    // Only what the answer cites is cited: context article [1].
+    assert_eq!(a["citations"].as_array().unwrap().len(), 1, "{a}");
+    // The request carried the numbered context and the question.
+    let requests = rt.block_on(server.received_requests()).unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&requests[0].body).unwrap();
+    let user = body["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        user.starts_with("条文：\n[1] 《") && user.contains(q),
+        "{user}"
+    );
+    assert_eq!(body["model"], "scripted");
+    // Plain output reports the cut on stderr.
+    let out = coal(&["ask", "--store", &s, "--config", &c, "--tier", "2", q]);
+    assert!(
+        stderr(&out).contains("citation cut from the answer: 《示范劳动法》第九百条"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn protocol_server_errors_are_retried_and_a_broken_endpoint_falls_back_to_extractive() {
+    let q = "订立劳动合同应当遵循什么原则？";
+    let (_dir, s, c, server, rt) = chat_store(vec![
+        wiremock::ResponseTemplate::new(500),
+        wiremock::ResponseTemplate::new(503),
+        chat_reply("应当遵循合法、公平、诚实信用的原则[1]。"),
+    ]);
+    let a = ask_json(&s, &["--config", &c, "--tier", "2"], q);
+    assert!(a["generated_by"].is_string(), "{a}");
+    assert_eq!(rt.block_on(server.received_requests()).unwrap().len(), 3);
+    drop(server);
+    // Malformed JSON: the answer is extractive, with a warning, never a crash.
+    let (_dir2, s2, c2, _server2, _rt2) = chat_store(vec![
+        wiremock::ResponseTemplate::new(200).set_body_string("{\"choices\": [oops"),
+    ]);
+    let a = ask_json(&s2, &["--config", &c2, "--tier", "2"], q);
+    assert!(a["generated_by"].is_null(), "{a}");
+    assert!(
+        a["answer"].as_str().unwrap().starts_with("可适用的条文"),
+        "{a}"
+    );
+    let w = a["warnings"].as_array().unwrap();
+    assert!(
+        w.iter()
+            .any(|w| w.as_str().unwrap().contains("malformed response")),
+        "{w:?}"
+    );
+}

@@ -19,4 +19,6 @@ pub enum ModelError {
     Missing(String),
     #[error("embedding endpoint {0}")]
     Remote(String),
+    #[error("chat endpoint {0}")]
+    Chat(String),
 }

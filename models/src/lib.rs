@@ -1,15 +1,19 @@
 //! Models used on both sides of the store: the text encoder (multilingual-e5-small,
-//! 4-bit, in pure Rust) that embeds articles at build time and questions at query time.
+//! 4-bit, in pure Rust) that embeds articles at build time and questions at query time,
+//! and clients of OpenAI-compatible embedding and chat endpoints.
 //!
 //! Architecture invariant: this crate knows nothing of statutes, graphs or stores; it
 //! turns text into vectors.
 
+pub mod chat;
 pub mod e5;
 mod embedder;
 mod error;
+mod http;
 pub mod model_file;
 pub mod openai;
 
+pub use chat::{ChatConfig, ChatModel, OpenAiChat};
 pub use e5::{E5Encoder, EncoderOptions, TextKind};
 pub use embedder::{Embedder, LocalE5, load_default_e5};
 pub use error::ModelError;

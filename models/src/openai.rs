@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::http::{Endpoint, post_json};
 use crate::{Embedder, ModelError, TextKind};
 
 #[derive(Debug, Clone)]
@@ -75,56 +76,20 @@ impl OpenAiEmbedder {
     }
 
     fn request(&self, input: Vec<String>) -> Result<Vec<Vec<f32>>, ModelError> {
-        let cfg = self.config.clone();
+        let cfg = &self.config;
         let n = input.len();
         let remote = |m: String| ModelError::Remote(format!("{}/v1/embeddings: {m}", cfg.base_url));
-        let result = std::thread::scope(|s| {
-            s.spawn(|| -> Result<Response, String> {
-                let client = reqwest::blocking::Client::builder()
-                    .timeout(cfg.timeout)
-                    .build()
-                    .map_err(|e| e.to_string())?;
-                let body = Request {
-                    model: &cfg.model,
-                    input,
-                };
-                let mut last = String::new();
-                for attempt in 0..cfg.attempts.max(1) {
-                    if attempt > 0 {
-                        std::thread::sleep(Duration::from_millis(200 * (1 << attempt)));
-                    }
-                    let mut req = client
-                        .post(format!("{}/v1/embeddings", cfg.base_url))
-                        .json(&body);
-                    if let Some(key) = &cfg.api_key {
-                        req = req.bearer_auth(key);
-                    }
-                    match req.send() {
-                        Ok(resp) if resp.status().is_success() => {
-                            return resp
-                                .json::<Response>()
-                                .map_err(|e| format!("malformed response: {e}"));
-                        }
-                        Ok(resp)
-                            if resp.status().is_server_error() || resp.status().as_u16() == 429 =>
-                        {
-                            last = format!("HTTP {}", resp.status());
-                        }
-                        Ok(resp) => {
-                            return Err(format!(
-                                "HTTP {}: {}",
-                                resp.status(),
-                                resp.text().unwrap_or_default()
-                            ));
-                        }
-                        Err(e) => last = e.to_string(),
-                    }
-                }
-                Err(format!("{last} after {} attempt(s)", cfg.attempts.max(1)))
-            })
-            .join()
-            .unwrap_or_else(|_| Err("the request thread panicked".to_owned()))
-        });
+        let ep = Endpoint {
+            base_url: cfg.base_url.clone(),
+            api_key: cfg.api_key.clone(),
+            timeout: cfg.timeout,
+            attempts: cfg.attempts,
+        };
+        let body = Request {
+            model: &cfg.model,
+            input,
+        };
+        let result = post_json::<_, Response>(&ep, "/v1/embeddings", &body);
         let mut resp = result.map_err(remote)?;
         if resp.data.len() != n {
             return Err(remote(format!(

@@ -95,6 +95,8 @@ pub enum AnswerKind {
 #[derive(Debug, Clone, Serialize)]
 pub struct Trace {
     pub complexity: Option<Complexity>,
+    /// Citations cut from a generated answer, with the reason.
+    pub removed_citations: Vec<crate::generate::RemovedCitation>,
     pub bm25: Vec<Hit>,
     pub dense: Vec<Hit>,
     pub hybrid: Vec<Hit>,
@@ -106,6 +108,8 @@ pub struct Trace {
 #[derive(Debug, Clone, Serialize)]
 pub struct Answer {
     pub question: String,
+    /// The chat model that wrote the answer; `None` for the offline, extractive answer.
+    pub generated_by: Option<String>,
     pub tier: u8,
     pub kind: AnswerKind,
     pub answer: String,
@@ -124,6 +128,7 @@ pub struct Engine {
     law_names: HashMap<String, usize>,
     /// Every version of every law (not only the latest), by version IRI.
     validity: HashMap<String, Validity>,
+    chat: Option<Box<dyn coal_models::ChatModel>>,
     longest_law_name: usize,
 }
 
@@ -188,7 +193,37 @@ impl Engine {
             law_names,
             longest_law_name,
             validity,
+            chat: None,
         })
+    }
+
+    /// Answers are written by this chat model from the context (checked citations);
+    /// without one they are extractive.
+    pub fn set_chat(&mut self, chat: Box<dyn coal_models::ChatModel>) {
+        self.chat = Some(chat);
+    }
+
+    /// Does `label` (第N条, 第N条之M) exist in the current version of the law named `law`?
+    fn article_exists(&self, law: &str, label: &str) -> bool {
+        let Some(&l) = self.law_names.get(&normalize_law_name(law)) else {
+            return false;
+        };
+        let re = regex::Regex::new(
+            "^第([零〇一二三四五六七八九十百千两]+)条(?:之([一二三四五六七八九十]+))?$",
+        )
+        .unwrap();
+        let Some(c) = re.captures(label) else {
+            return false;
+        };
+        let main = coal_corpus_numeral(&c[1]);
+        let suffix = c.get(2).and_then(|m| coal_corpus_numeral(m.as_str()));
+        let Some(main) = main else { return false };
+        let slug = match suffix {
+            Some(s) => format!("{main}-{s}"),
+            None => main.to_string(),
+        };
+        let iri = format!("{}/art_{slug}", self.graph.laws[l].version_iri);
+        self.is_article(&iri)
     }
 
     pub fn config(&self) -> &MethodConfig {
@@ -370,6 +405,7 @@ impl Engine {
                 warnings,
                 Trace {
                     complexity: None,
+                    removed_citations: Vec::new(),
                     bm25: Vec::new(),
                     dense: Vec::new(),
                     hybrid: Vec::new(),
@@ -496,9 +532,34 @@ impl Engine {
             }
         }
         lap("context", &mut t);
-        let answer = structured_answer(&context);
+        let mut removed_citations = Vec::new();
+        let mut generated_by = None;
+        let mut answer = structured_answer(&context);
+        if let Some(chat) = &self.chat
+            && !context.is_empty()
+        {
+            let user = crate::generate::user_prompt(&q, &context);
+            match chat.complete(crate::generate::system_prompt(), &user) {
+                Ok(out) => {
+                    let g = crate::generate::validate(&out, &context, &|law, label| {
+                        self.article_exists(law, label)
+                    });
+                    if g.cited.is_empty() {
+                        warnings.push("the generated answer cites no article; the context articles are listed".into());
+                    } else {
+                        context = g.cited.iter().map(|&i| context[i].clone()).collect();
+                    }
+                    answer = g.text;
+                    removed_citations = g.removed;
+                    generated_by = Some(chat.id().to_owned());
+                }
+                Err(e) => warnings.push(format!("{e}; the answer is extractive")),
+            }
+            lap("generate", &mut t);
+        }
         let trace = Trace {
             complexity: Some(cx),
+            removed_citations,
             bm25: bm25.into_iter().take(k).collect(),
             dense: dense.into_iter().take(k).collect(),
             hybrid: hybrid.into_iter().take(k).collect(),
@@ -506,7 +567,7 @@ impl Engine {
             dropped,
             timings_ms: timings,
         };
-        Ok(self.finish(
+        let mut a = self.finish(
             q,
             tier,
             AnswerKind::ApplicableArticles,
@@ -514,7 +575,9 @@ impl Engine {
             context,
             warnings,
             trace,
-        ))
+        );
+        a.generated_by = generated_by;
+        Ok(a)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -539,6 +602,7 @@ impl Engine {
             .collect();
         Answer {
             question,
+            generated_by: None,
             tier,
             kind,
             answer,
