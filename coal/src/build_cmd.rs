@@ -10,10 +10,20 @@ const PROBLEMS_SHOWN: usize = 20;
 
 pub fn run(args: BuildArgs) -> anyhow::Result<()> {
     let embedder = args.embedder()?;
+    let llm = args.extraction_llm()?;
     let (opts, json) = args.into_options()?;
     let bars = Bars::new();
     let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let result = rt.block_on(kg_build::build(&opts, embedder.as_deref(), &bars));
+    let extraction = llm.as_ref().map(|(chat, n)| kg_build::Extraction {
+        chat,
+        concurrency: *n,
+    });
+    let result = rt.block_on(kg_build::build_with_llm(
+        &opts,
+        embedder.as_deref(),
+        extraction,
+        &bars,
+    ));
     bars.finish();
     let summary = result.with_context(|| {
         format!(
@@ -90,6 +100,15 @@ fn print_summary(s: &kg_build::BuildSummary, store: &std::path::Path) {
         k.clauses_prevails,
         k.overrides
     );
+    if let Some(e) = &s.extraction {
+        println!(
+            "  extraction ({}): {} articles, {} calls, {} from cache, {} triples ({} invalid dropped), {} skipped",
+            e.model, e.articles, e.calls, e.from_cache, e.triples, e.invalid_triples, e.skipped
+        );
+        for x in &e.skipped_examples {
+            eprintln!("warning: extraction skipped {x}");
+        }
+    }
     if !s.warnings_by_kind.is_empty() {
         println!("  warnings: {}", join(&s.warnings_by_kind));
     }

@@ -64,6 +64,8 @@ pub struct LlmConfig {
     pub temperature: Option<f32>,
     pub timeout_secs: Option<u64>,
     pub attempts: Option<u32>,
+    /// Requests in flight at once during triple extraction (default 2).
+    pub concurrency: Option<usize>,
 }
 
 impl LlmConfig {
@@ -172,6 +174,9 @@ pub struct BuildArgs {
     /// Skip the embeddings (BM25 search still works; dense and hybrid do not).
     #[arg(long)]
     pub no_embeddings: bool,
+    /// Skip the LLM triple extraction even when `[llm]` is configured.
+    #[arg(long)]
+    pub no_extraction: bool,
     #[command(flatten)]
     pub model: ModelArgs,
     /// Print the summary as JSON on stdout.
@@ -180,7 +185,17 @@ pub struct BuildArgs {
 }
 
 impl BuildArgs {
-    /// Validates the flags into build options: every path checked, one clear sentence on failure.
+    /// The chat model for triple extraction (`[llm]`), unless `--no-extraction`.
+    pub fn extraction_llm(&self) -> anyhow::Result<Option<(coal_models::OpenAiChat, usize)>> {
+        if self.no_extraction {
+            return Ok(None);
+        }
+        match FileConfig::read(self.model.config.as_deref())?.llm {
+            Some(llm) => Ok(Some((llm.client()?, llm.concurrency.unwrap_or(2).max(1)))),
+            None => Ok(None),
+        }
+    }
+
     /// The embedder this build uses, if any.
     pub fn embedder(&self) -> anyhow::Result<Option<Box<dyn coal_models::Embedder>>> {
         if self.structure_only || self.no_embeddings {

@@ -1290,3 +1290,79 @@ fn protocol_server_errors_are_retried_and_a_broken_endpoint_falls_back_to_extrac
         "{w:?}"
     );
 }
+
+#[test]
+fn protocol_llm_triple_extraction_survives_bad_replies_and_caches_good_ones() {
+    let triple = |s: &str| {
+        chat_reply(&format!(
+            "{{\"triples\":[{{\"subject\":\"{s}\",\"relation\":\"主体-义务\",\"object\":\"订立书面劳动合同\"}}]}}"
+        ))
+    };
+    // One request at a time, in article order: a good reply; malformed JSON twice (the
+    // article is skipped); a 500 then a reply slower than the timeout then... the rest good.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(wiremock::MockServer::start());
+    rt.block_on(
+        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
+            .respond_with(ScriptedChat(std::sync::Mutex::new(vec![
+                triple("用人单位"),
+                chat_reply("好的，以下是三元组"),
+                chat_reply("{\"triples\": [oops"),
+                wiremock::ResponseTemplate::new(500),
+                triple("劳动者").set_delay(std::time::Duration::from_secs(3)),
+                chat_reply("```json\n{\"triples\":[{\"subject\":\"本法\",\"relation\":\"适用于\",\"object\":\"用人单位\"},{\"subject\":\"x\",\"relation\":\"无关\",\"object\":\"y\"}]}\n```"),
+            ])))
+            .mount(&server),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("coal.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[llm]\nurl = \"{}\"\nmodel = \"scripted\"\nattempts = 1\ntimeout_secs = 1\nconcurrency = 1\n",
+            server.uri()
+        ),
+    )
+    .unwrap();
+    let c = config.to_str().unwrap();
+    let store = dir.path().join("store");
+    let first = build_with(&store, &fixtures().join("versions"), &["--config", c]);
+    let e = &first["extraction"];
+    assert_eq!(e["articles"], 5, "{e}");
+    // Article 2: two malformed replies; article 3: a 500 and a timeout: both skipped.
+    assert_eq!(e["skipped"], 2, "{e}");
+    assert_eq!(e["calls"], 7, "{e}");
+    assert_eq!(e["triples"], 3, "{e}"); // 1 + 1 + 1, the out-of-vocabulary ones dropped
+    assert_eq!(e["invalid_triples"], 2, "{e}");
+    let s = store.to_str().unwrap();
+    let q = coal(&[
+        "sparql",
+        "--store",
+        s,
+        "--format",
+        "csv",
+        "SELECT ?a ?subject ?by WHERE { ?t a coal:ExtractedTriple ; coal:fromProvision ?a ; coal:tripleSubject ?subject ; coal:extractedBy ?by } ORDER BY ?a",
+    ]);
+    let text = stdout(&q);
+    assert!(
+        text.contains("用人单位") && text.contains("art_1,") && text.contains("openai:scripted@"),
+        "{text}"
+    );
+    // Rebuilding: the three good replies come from the cache; only the skipped articles ask.
+    let second = build_with(&store, &fixtures().join("versions"), &["--config", c]);
+    let e = &second["extraction"];
+    assert_eq!(e["from_cache"], 3, "{e}");
+    assert_eq!(e["skipped"], 0, "{e}");
+    assert_eq!(e["calls"], 2, "{e}");
+    // And a build that may not use the LLM makes no call at all.
+    let before = rt.block_on(server.received_requests()).unwrap().len();
+    build_with(
+        &store,
+        &fixtures().join("versions"),
+        &["--config", c, "--no-extraction"],
+    );
+    assert_eq!(
+        rt.block_on(server.received_requests()).unwrap().len(),
+        before
+    );
+}

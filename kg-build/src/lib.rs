@@ -7,10 +7,11 @@
 
 pub mod align;
 mod embed;
+pub mod extract;
 pub mod knowledge;
 mod rdf;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 use coal_corpus::{Corpus, CorpusSpec, Problem, Severity};
@@ -84,6 +85,8 @@ pub struct BuildSummary {
     pub embeddings: Option<EmbedReport>,
     /// References, concepts and override clauses read by the rules.
     pub knowledge: knowledge::KnowledgeReport,
+    /// Triples extracted by an LLM, when one was configured.
+    pub extraction: Option<extract::ExtractReport>,
     pub seconds: BTreeMap<String, f64>,
     /// Every problem, with file and line.
     pub problems: Vec<Problem>,
@@ -106,6 +109,22 @@ pub fn parse(spec: &CorpusSpec, observer: &dyn BuildObserver) -> Result<Corpus, 
 pub async fn build(
     opts: &BuildOptions,
     embedder: Option<&dyn coal_models::Embedder>,
+    observer: &dyn BuildObserver,
+) -> Result<BuildSummary, BuildError> {
+    build_with_llm(opts, embedder, None, observer).await
+}
+
+/// An LLM for triple extraction, and how many requests may run at once.
+pub struct Extraction<'a> {
+    pub chat: &'a dyn coal_models::ChatModel,
+    pub concurrency: usize,
+}
+
+/// [`build`], with triples extracted by an LLM when one is given.
+pub async fn build_with_llm(
+    opts: &BuildOptions,
+    embedder: Option<&dyn coal_models::Embedder>,
+    llm: Option<Extraction<'_>>,
     observer: &dyn BuildObserver,
 ) -> Result<BuildSummary, BuildError> {
     let mut seconds = BTreeMap::new();
@@ -138,13 +157,15 @@ pub async fn build(
         &mut seconds,
         opts.structure_only,
         embedder,
+        llm,
     )
     .await
     {
-        Ok((counts, embeddings, knowledge)) => {
+        Ok((counts, embeddings, knowledge, extraction)) => {
             let mut summary = summarize(&corpus, writer.id(), counts, seconds);
             summary.embeddings = embeddings;
             summary.knowledge = knowledge;
+            summary.extraction = extraction;
             summary.store_bytes = writer.disk_usage();
             let t = Instant::now();
             observer.stage("commit", None);
@@ -170,7 +191,16 @@ async fn write(
     seconds: &mut BTreeMap<String, f64>,
     structure_only: bool,
     embedder: Option<&dyn coal_models::Embedder>,
-) -> Result<(GraphCounts, Option<EmbedReport>, knowledge::KnowledgeReport), BuildError> {
+    llm: Option<Extraction<'_>>,
+) -> Result<
+    (
+        GraphCounts,
+        Option<EmbedReport>,
+        knowledge::KnowledgeReport,
+        Option<extract::ExtractReport>,
+    ),
+    BuildError,
+> {
     let t = Instant::now();
     let versions = corpus.versions().count() as u64;
     observer.stage("graph", Some(versions));
@@ -281,6 +311,15 @@ async fn write(
     );
     pending.extend(b.quads);
     writer.graph().bulk_load(pending)?;
+    let mut extraction = None;
+    if let Some(llm) = llm {
+        let t = Instant::now();
+        let (report, quads) = extract_stage(writer, corpus, &llm, observer)?;
+        counts.add(&quads.counts);
+        writer.graph().bulk_load(quads.quads)?;
+        extraction = Some(report);
+        seconds.insert("extract".to_owned(), t.elapsed().as_secs_f64());
+    }
     // Structure and knowledge quads are made together, in parallel: `quads` is that
     // time, `graph` the rest (mostly loading them into the store).
     seconds.insert(
@@ -317,7 +356,58 @@ async fn write(
     meta::insert_all(writer.db(), article_rows).await?;
     observer.progress(3);
     seconds.insert("metadata".to_owned(), t.elapsed().as_secs_f64());
-    Ok((counts, embed_report, knowledge_report))
+    Ok((counts, embed_report, knowledge_report, extraction))
+}
+
+/// Asks the LLM for the triples of every article (cached replies are reused) and turns
+/// them into quads, each triple in its article's version graph with its provenance.
+fn extract_stage(
+    writer: &BuildWriter,
+    corpus: &Corpus,
+    llm: &Extraction<'_>,
+    observer: &dyn BuildObserver,
+) -> Result<(extract::ExtractReport, rdf::QuadSink), BuildError> {
+    let cache_path = writer.cache_dir().join("llm-replies.jsonl");
+    let cache = extract::ReplyCache::open(&cache_path).map_err(|e| {
+        BuildError::Store(kg_store::StoreError::Io {
+            path: cache_path.clone(),
+            source: e,
+        })
+    })?;
+    let mut jobs = Vec::new();
+    let mut version_of = HashMap::new();
+    for a in placed_articles(corpus) {
+        version_of.insert(a.iri.clone(), a.version_iri.to_string());
+        jobs.push(extract::Job {
+            user: extract::user_prompt(&a.version.title, &a.article.label, &a.article.body()),
+            iri: a.iri,
+        });
+    }
+    observer.stage("extract", Some(jobs.len() as u64));
+    let (found, report) = extract::extract(llm.chat, &jobs, &cache, llm.concurrency, &|done| {
+        observer.progress(done)
+    });
+    let mut sinks: HashMap<String, rdf::QuadSink> = HashMap::new();
+    for (iri, triples) in found {
+        let g = sinks
+            .entry(version_of[&iri].clone())
+            .or_insert_with_key(|v| rdf::QuadSink::new(v));
+        for (n, t) in triples.iter().enumerate() {
+            let node = format!("{iri}/triple_{n}");
+            g.node(&node, coal_ontology::vocab::EXTRACTED_TRIPLE);
+            g.edge(&node, coal_ontology::vocab::FROM_PROVISION, &iri);
+            g.zh(&node, coal_ontology::vocab::TRIPLE_SUBJECT, &t.subject);
+            g.zh(&node, coal_ontology::vocab::TRIPLE_RELATION, &t.relation);
+            g.zh(&node, coal_ontology::vocab::TRIPLE_OBJECT, &t.object);
+            g.string(&node, coal_ontology::vocab::EXTRACTED_BY, llm.chat.id());
+        }
+    }
+    let mut all = rdf::QuadSink::new(coal_ontology::iri::BUILDS_GRAPH);
+    for (_, g) in sinks {
+        all.counts.add(&g.counts);
+        all.quads.extend(g.quads);
+    }
+    Ok((report, all))
 }
 
 /// Laws whose quads are made together in parallel; bounds the memory they hold.
@@ -476,6 +566,7 @@ fn summarize(
         store_bytes: 0,
         embeddings: None,
         knowledge: knowledge::KnowledgeReport::default(),
+        extraction: None,
         seconds,
         problems: corpus.problems.clone(),
     }

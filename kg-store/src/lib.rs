@@ -171,6 +171,11 @@ impl BuildWriter {
         VectorIndexWriter::new(&self.dir.vectors_dir(&self.id), model_id, dim)
     }
 
+    /// The store-wide folder for caches that outlive builds (embeddings, LLM replies).
+    pub fn cache_dir(&self) -> std::path::PathBuf {
+        self.dir.root().join("cache")
+    }
+
     /// The store-wide embedding cache of `model_id`.
     pub fn embedding_cache(&self, model_id: &str, dim: usize) -> Result<EmbeddingCache> {
         EmbeddingCache::open(&self.dir.root().join("cache"), model_id, dim)

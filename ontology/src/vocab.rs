@@ -29,6 +29,7 @@ terms! {
     OVERRIDE_CLAUSE = "OverrideClause",
     VERSION_DIFF = "VersionDiff",
     ARTICLE_CHANGE = "ArticleChange",
+    EXTRACTED_TRIPLE = "ExtractedTriple",
     BUILD = "Build",
     CONTAINS = "contains",
     CONTAINED_IN = "containedIn",
@@ -79,6 +80,10 @@ terms! {
     CLAUSE_KIND = "clauseKind",
     SUBJECT_TEXT = "subjectText",
     CHANGE_KIND = "changeKind",
+    TRIPLE_SUBJECT = "tripleSubject",
+    TRIPLE_RELATION = "tripleRelation",
+    TRIPLE_OBJECT = "tripleObject",
+    EXTRACTED_BY = "extractedBy",
     SIMILARITY = "similarity",
 }
 

@@ -1,0 +1,322 @@
+//! Triple extraction by an LLM (when a chat endpoint is configured): per article, a prompt
+//! that demands JSON only, triples over a fixed relation vocabulary, schema validation,
+//! a few attempts, then a skip with a warning. Every valid response is cached on disk by
+//! (model, prompt hash) and appended as it arrives, so a rebuild of unchanged articles
+//! makes no call and an interrupted extraction resumes where it stopped.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use coal_models::ChatModel;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The relations a triple may use (METHOD.md §2's extraction vocabulary).
+pub const RELATIONS: &[&str] = &[
+    "规定",
+    "定义",
+    "适用于",
+    "引用",
+    "依据",
+    "修改",
+    "废止",
+    "解释",
+    "主体-权利",
+    "主体-义务",
+    "主体-责任",
+    "条件-结果",
+    "程序-步骤",
+    "层级",
+    "隶属",
+    "地域范围",
+    "时间",
+    "生效",
+];
+/// Attempts per article when the reply is not valid JSON of the schema.
+const ATTEMPTS: usize = 2;
+const MAX_TERM_CHARS: usize = 100;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Triple {
+    pub subject: String,
+    pub relation: String,
+    pub object: String,
+}
+
+/// What the extraction did, for the build summary.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ExtractReport {
+    pub model: String,
+    pub articles: usize,
+    pub calls: usize,
+    pub from_cache: usize,
+    pub triples: usize,
+    /// Triples dropped for a relation outside the vocabulary or an empty/overlong term.
+    pub invalid_triples: usize,
+    /// Articles skipped after every attempt failed, with the reason (first 20).
+    pub skipped: usize,
+    pub skipped_examples: Vec<String>,
+}
+
+pub fn system_prompt() -> String {
+    format!(
+        "你从中国法律条文中抽取知识三元组。只输出 JSON，不要任何其他文字。\
+         格式：{{\"triples\":[{{\"subject\":\"…\",\"relation\":\"…\",\"object\":\"…\"}}]}}。\
+         relation 只能是以下之一：{}。subject 和 object 用条文中的词语，不超过{MAX_TERM_CHARS}字。\
+         没有可抽取的内容时输出 {{\"triples\":[]}}。",
+        RELATIONS.join("、")
+    )
+}
+
+pub fn user_prompt(law_title: &str, label: &str, text: &str) -> String {
+    format!("《{law_title}》{label}：{text}")
+}
+
+/// The JSON of a reply, with the Markdown fences models like to add.
+fn json_part(reply: &str) -> &str {
+    let t = reply.trim();
+    let t = t
+        .strip_prefix("```json")
+        .or_else(|| t.strip_prefix("```"))
+        .unwrap_or(t);
+    t.strip_suffix("```").unwrap_or(t).trim()
+}
+
+#[derive(Deserialize)]
+struct Reply {
+    triples: Vec<serde_json::Value>,
+}
+
+/// Parses and validates a reply: `Err` when it is not the schema's JSON; otherwise the
+/// valid triples and how many were dropped.
+pub fn parse_reply(reply: &str) -> Result<(Vec<Triple>, usize), String> {
+    let r: Reply = serde_json::from_str(json_part(reply))
+        .map_err(|e| format!("not the expected JSON: {e}"))?;
+    let mut out = Vec::new();
+    let mut invalid = 0;
+    for v in r.triples {
+        let t: Option<Triple> = serde_json::from_value(v).ok();
+        match t {
+            Some(t)
+                if RELATIONS.contains(&t.relation.trim())
+                    && [&t.subject, &t.object].iter().all(|s| {
+                        let n = s.trim().chars().count();
+                        n > 0 && n <= MAX_TERM_CHARS
+                    }) =>
+            {
+                out.push(Triple {
+                    subject: t.subject.trim().to_owned(),
+                    relation: t.relation.trim().to_owned(),
+                    object: t.object.trim().to_owned(),
+                });
+            }
+            _ => invalid += 1,
+        }
+    }
+    Ok((out, invalid))
+}
+
+#[derive(Serialize, Deserialize)]
+struct CacheLine {
+    key: String,
+    reply: String,
+}
+
+/// Replies by (model, prompt) hash, in an append-only JSON-lines file.
+pub struct ReplyCache {
+    path: PathBuf,
+    map: HashMap<String, String>,
+    file: Mutex<std::fs::File>,
+}
+
+impl ReplyCache {
+    pub fn open(path: &Path) -> std::io::Result<ReplyCache> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut map = HashMap::new();
+        if let Ok(text) = std::fs::read_to_string(path) {
+            // A line cut by a crash is skipped.
+            for line in text.lines() {
+                if let Ok(c) = serde_json::from_str::<CacheLine>(line) {
+                    map.insert(c.key, c.reply);
+                }
+            }
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        Ok(ReplyCache {
+            path: path.to_owned(),
+            map,
+            file: Mutex::new(file),
+        })
+    }
+
+    pub fn key(model: &str, system: &str, user: &str) -> String {
+        let mut h = Sha256::new();
+        for part in [model, system, user] {
+            h.update(part.as_bytes());
+            h.update([0]);
+        }
+        hex::encode(h.finalize())
+    }
+
+    fn get(&self, key: &str) -> Option<&String> {
+        self.map.get(key)
+    }
+
+    fn append(&self, key: &str, reply: &str) -> std::io::Result<()> {
+        let line = serde_json::to_string(&CacheLine {
+            key: key.to_owned(),
+            reply: reply.to_owned(),
+        })
+        .expect("serializes");
+        let mut f = self.file.lock().unwrap();
+        writeln!(f, "{line}")?;
+        f.flush()
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// One article to extract from: its IRI and prompt.
+pub struct Job {
+    pub iri: String,
+    pub user: String,
+}
+
+/// Runs the jobs with `concurrency` workers; returns (article IRI, triples) for every
+/// article that produced a valid reply, and the report. Never fails on model output.
+pub fn extract(
+    chat: &dyn ChatModel,
+    jobs: &[Job],
+    cache: &ReplyCache,
+    concurrency: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> (Vec<(String, Vec<Triple>)>, ExtractReport) {
+    let system = system_prompt();
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Vec<Triple>)>> = Mutex::new(Vec::new());
+    let report = Mutex::new(ExtractReport {
+        model: chat.id().to_owned(),
+        articles: jobs.len(),
+        ..Default::default()
+    });
+    std::thread::scope(|s| {
+        for _ in 0..concurrency.max(1) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(job) = jobs.get(i) else { break };
+                    let key = ReplyCache::key(chat.id(), &system, &job.user);
+                    let outcome = match cache.get(&key) {
+                        Some(reply) => {
+                            report.lock().unwrap().from_cache += 1;
+                            parse_reply(reply)
+                        }
+                        None => {
+                            let mut last = String::new();
+                            let mut ok = None;
+                            for _ in 0..ATTEMPTS {
+                                report.lock().unwrap().calls += 1;
+                                match chat.complete(&system, &job.user) {
+                                    Ok(reply) => match parse_reply(&reply) {
+                                        Ok(parsed) => {
+                                            if let Err(e) = cache.append(&key, &reply) {
+                                                last = format!(
+                                                    "cache {}: {e}",
+                                                    cache.path().display()
+                                                );
+                                            }
+                                            ok = Some(parsed);
+                                            break;
+                                        }
+                                        Err(e) => last = e,
+                                    },
+                                    Err(e) => last = e.to_string(),
+                                }
+                            }
+                            ok.ok_or(last)
+                        }
+                    };
+                    {
+                        let mut r = report.lock().unwrap();
+                        match outcome {
+                            Ok((triples, invalid)) => {
+                                r.triples += triples.len();
+                                r.invalid_triples += invalid;
+                                results.lock().unwrap().push((i, triples));
+                            }
+                            Err(why) => {
+                                r.skipped += 1;
+                                if r.skipped_examples.len() < 20 {
+                                    r.skipped_examples.push(format!("{}: {why}", job.iri));
+                                }
+                            }
+                        }
+                    }
+                    progress(done.fetch_add(1, Ordering::SeqCst) as u64 + 1);
+                }
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|(i, _)| *i);
+    let out = results
+        .into_iter()
+        .map(|(i, t)| (jobs[i].iri.clone(), t))
+        .collect();
+    (out, report.into_inner().unwrap())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_are_validated_against_the_schema_and_vocabulary() {
+        let (t, invalid) = parse_reply(
+            "```json\n{\"triples\":[{\"subject\":\"用人单位\",\"relation\":\"主体-义务\",\"object\":\"支付经济补偿\"},\
+             {\"subject\":\"劳动者\",\"relation\":\"喜欢\",\"object\":\"休假\"},{\"subject\":\"\",\"relation\":\"规定\",\"object\":\"x\"},{\"oops\":1}]}\n```",
+        )
+        .unwrap();
+        assert_eq!(
+            t,
+            vec![Triple {
+                subject: "用人单位".into(),
+                relation: "主体-义务".into(),
+                object: "支付经济补偿".into()
+            }]
+        );
+        assert_eq!(invalid, 3);
+        assert!(parse_reply("好的，以下是三元组：").is_err());
+        assert!(parse_reply("{\"triples\": [}").is_err());
+        assert_eq!(parse_reply("{\"triples\":[]}").unwrap().0.len(), 0);
+    }
+
+    #[test]
+    fn the_cache_survives_a_cut_last_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("llm.jsonl");
+        {
+            let c = ReplyCache::open(&path).unwrap();
+            c.append("k1", "{\"triples\":[]}").unwrap();
+        }
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"key\":\"k2\",\"rep")
+            .unwrap();
+        let c = ReplyCache::open(&path).unwrap();
+        assert!(c.get("k1").is_some() && c.get("k2").is_none());
+    }
+}
