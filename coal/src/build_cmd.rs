@@ -100,6 +100,20 @@ fn print_summary(s: &kg_build::BuildSummary, store: &std::path::Path) {
         k.clauses_prevails,
         k.overrides
     );
+    if let Some(d) = &s.domains {
+        println!(
+            "  domains: {} articles in {} topic clusters and {} domains (BIC); NMI/ARI with the corpus folders {:.3}/{:.3} (random {:.3}/{:.3}), ARI with chapters within laws {:.3} (random {:.3})",
+            d.articles,
+            d.topics,
+            d.domains,
+            d.nmi_folders,
+            d.ari_folders,
+            d.nmi_folders_random,
+            d.ari_folders_random,
+            d.ari_chapters,
+            d.ari_chapters_random
+        );
+    }
     if let Some(e) = &s.extraction {
         println!(
             "  extraction ({}): {} articles, {} calls, {} from cache, {} triples ({} invalid dropped), {} skipped",

@@ -1366,3 +1366,22 @@ fn protocol_llm_triple_extraction_survives_bad_replies_and_caches_good_ones() {
         before
     );
 }
+
+#[test]
+fn every_current_article_is_in_a_topic_cluster_of_a_domain() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let summary = build(&store, &fixtures().join("versions"));
+    assert_eq!(summary["domains"]["articles"], 3, "{}", summary["domains"]);
+    let q = "SELECT (COUNT(DISTINCT ?a) AS ?n) WHERE { ?a coal:inDomain ?t . ?t a coal:Domain ; skos:broader ?d . ?d a coal:Domain ; coal:label ?l }";
+    let out = coal(&[
+        "sparql",
+        "--store",
+        store.to_str().unwrap(),
+        "--format",
+        "csv",
+        q,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().nth(1).unwrap().trim(), "3");
+}

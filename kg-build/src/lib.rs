@@ -6,6 +6,7 @@
 //! store a complete build or nothing.
 
 pub mod align;
+pub mod domains;
 mod embed;
 pub mod extract;
 pub mod knowledge;
@@ -87,6 +88,8 @@ pub struct BuildSummary {
     pub knowledge: knowledge::KnowledgeReport,
     /// Triples extracted by an LLM, when one was configured.
     pub extraction: Option<extract::ExtractReport>,
+    /// Topic clusters and domains, when the build had embeddings.
+    pub domains: Option<domains::DomainReport>,
     pub seconds: BTreeMap<String, f64>,
     /// Every problem, with file and line.
     pub problems: Vec<Problem>,
@@ -161,8 +164,9 @@ pub async fn build_with_llm(
     )
     .await
     {
-        Ok((counts, embeddings, knowledge, extraction)) => {
+        Ok((counts, embeddings, knowledge, extraction, domain_report)) => {
             let mut summary = summarize(&corpus, writer.id(), counts, seconds);
+            summary.domains = domain_report;
             summary.embeddings = embeddings;
             summary.knowledge = knowledge;
             summary.extraction = extraction;
@@ -198,6 +202,7 @@ async fn write(
         Option<EmbedReport>,
         knowledge::KnowledgeReport,
         Option<extract::ExtractReport>,
+        Option<domains::DomainReport>,
     ),
     BuildError,
 > {
@@ -329,6 +334,7 @@ async fn write(
     seconds.insert("quads".to_owned(), knowledge_time.as_secs_f64());
 
     let mut embed_report = None;
+    let mut domain_report = None;
     if !structure_only {
         let t = Instant::now();
         write_text_index(writer, corpus, observer)?;
@@ -337,6 +343,12 @@ async fn write(
             let t = Instant::now();
             embed_report = Some(embed::embed_stage(writer, corpus, embedder, observer)?);
             seconds.insert("embed".to_owned(), t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            let (report, quads) = domain_stage(writer, corpus, embedder, observer)?;
+            counts.add(&quads.counts);
+            writer.graph().bulk_load(quads.quads)?;
+            domain_report = Some(report);
+            seconds.insert("domains".to_owned(), t.elapsed().as_secs_f64());
         }
     }
 
@@ -356,7 +368,141 @@ async fn write(
     meta::insert_all(writer.db(), article_rows).await?;
     observer.progress(3);
     seconds.insert("metadata".to_owned(), t.elapsed().as_secs_f64());
-    Ok((counts, embed_report, knowledge_report, extraction))
+    Ok((
+        counts,
+        embed_report,
+        knowledge_report,
+        extraction,
+        domain_report,
+    ))
+}
+
+/// Clusters the latest articles by their embeddings into topics and domains, labels them,
+/// measures them against the corpus folders and chapters, and writes them as RDF.
+fn domain_stage(
+    writer: &BuildWriter,
+    corpus: &Corpus,
+    embedder: &dyn coal_models::Embedder,
+    observer: &dyn BuildObserver,
+) -> Result<(domains::DomainReport, rdf::QuadSink), BuildError> {
+    use coal_ontology::{iri, vocab};
+    observer.stage("domains", None);
+    let cache = writer.embedding_cache(embedder.model_id(), embedder.dim())?;
+    let (mut iris, mut vectors, mut texts, mut folders, mut chapters) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for a in placed_articles(corpus).filter(|a| a.latest) {
+        let passages = embed::article_passages(a.version, a.article, embedder);
+        let found: Vec<&[f32]> = passages
+            .iter()
+            .filter_map(|p| cache.get(&kg_store::EmbeddingCache::key(p)))
+            .collect();
+        if found.is_empty() {
+            continue;
+        }
+        let mut v = vec![0f32; embedder.dim()];
+        for f in &found {
+            v.iter_mut().zip(*f).for_each(|(a, b)| *a += b);
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+        v.iter_mut().for_each(|x| *x /= norm);
+        vectors.push(v);
+        iris.push(a.iri.clone());
+        texts.push(a.article.body());
+        folders.push(
+            a.version.files[0]
+                .path
+                .split('/')
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+        );
+        let chapter = a
+            .version
+            .division_path(a.article.division)
+            .iter()
+            .find(|d| d.kind == coal_corpus::DivisionKind::Chapter)
+            .map(|d| d.label.clone());
+        chapters.push((a.version.short_name.clone(), chapter));
+    }
+    let c = domains::cluster(&vectors);
+    let topics = c.topic.iter().max().map_or(0, |m| m + 1);
+    let n_domains = c.domain.iter().max().map_or(0, |m| m + 1);
+    let ids = |names: &[String]| -> Vec<usize> {
+        let mut map = HashMap::new();
+        names
+            .iter()
+            .map(|n| {
+                let k = map.len();
+                *map.entry(n.clone()).or_insert(k)
+            })
+            .collect()
+    };
+    let folder_ids = ids(&folders);
+    let random = domains::shuffled(&c.topic);
+    // Within each law of 30+ articles in 2+ chapters, weighted by its size.
+    let mut by_law: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, (law, ch)) in chapters.iter().enumerate() {
+        if ch.is_some() {
+            by_law.entry(law.as_str()).or_default().push(i);
+        }
+    }
+    let (mut chap, mut chap_rand, mut weight) = (0.0, 0.0, 0.0);
+    let (mut chap_ari, mut chap_ari_rand) = (0.0, 0.0);
+    for members in by_law.values().filter(|m| m.len() >= 30) {
+        let labels: Vec<String> = members
+            .iter()
+            .map(|&i| chapters[i].1.clone().unwrap_or_default())
+            .collect();
+        let truth = ids(&labels);
+        if truth.iter().max().copied().unwrap_or(0) == 0 {
+            continue;
+        }
+        let pick = |l: &[usize]| members.iter().map(|&i| l[i]).collect::<Vec<_>>();
+        let w = members.len() as f64;
+        chap += w * domains::nmi(&pick(&c.topic), &truth);
+        chap_rand += w * domains::nmi(&pick(&random), &truth);
+        chap_ari += w * domains::ari(&pick(&c.topic), &truth);
+        chap_ari_rand += w * domains::ari(&pick(&random), &truth);
+        weight += w;
+    }
+    let report = domains::DomainReport {
+        articles: iris.len(),
+        topics,
+        domains: n_domains,
+        topic_bic: c.topic_bic.clone(),
+        domain_bic: c.domain_bic.clone(),
+        nmi_folders: domains::nmi(&c.topic, &folder_ids),
+        ari_folders: domains::ari(&c.topic, &folder_ids),
+        nmi_folders_random: domains::nmi(&random, &folder_ids),
+        ari_folders_random: domains::ari(&random, &folder_ids),
+        nmi_chapters: chap / weight.max(1.0),
+        nmi_chapters_random: chap_rand / weight.max(1.0),
+        ari_chapters: chap_ari / weight.max(1.0),
+        ari_chapters_random: chap_ari_rand / weight.max(1.0),
+    };
+    let topic_labels = domains::labels(&texts, &c.topic, topics, 3);
+    let domain_of_article: Vec<usize> = c.topic.iter().map(|&t| c.domain[t]).collect();
+    let domain_labels = domains::labels(&texts, &domain_of_article, n_domains, 3);
+    let mut g = rdf::QuadSink::new(iri::DOMAINS_GRAPH);
+    for (d, label) in domain_labels.iter().enumerate() {
+        let diri = iri::domain("domain", d);
+        g.node(&diri, vocab::DOMAIN);
+        g.zh(&diri, vocab::LABEL, label);
+    }
+    for (t, label) in topic_labels.iter().enumerate() {
+        let tiri = iri::domain("topic", t);
+        g.node(&tiri, vocab::DOMAIN);
+        g.zh(&tiri, vocab::LABEL, label);
+        g.edge(
+            &tiri,
+            vocab::SKOS_BROADER,
+            &iri::domain("domain", c.domain[t]),
+        );
+    }
+    for (a, &t) in iris.iter().zip(&c.topic) {
+        g.edge(a, vocab::IN_DOMAIN, &iri::domain("topic", t));
+    }
+    Ok((report, g))
 }
 
 /// Asks the LLM for the triples of every article (cached replies are reused) and turns
@@ -567,6 +713,7 @@ fn summarize(
         embeddings: None,
         knowledge: knowledge::KnowledgeReport::default(),
         extraction: None,
+        domains: None,
         seconds,
         problems: corpus.problems.clone(),
     }

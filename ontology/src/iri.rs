@@ -13,6 +13,8 @@
 pub const ELI_BASE: &str = "https://w3id.org/coal/eli/cn/";
 /// Named graph holding build records.
 pub const BUILDS_GRAPH: &str = "https://w3id.org/coal/graph/builds";
+/// Named graph holding the domain clusters of a build.
+pub const DOMAINS_GRAPH: &str = "https://w3id.org/coal/graph/domains";
 /// Prefix of build IRIs.
 pub const BUILD_BASE: &str = "https://w3id.org/coal/build/";
 
@@ -111,6 +113,11 @@ pub fn version_diff(to_iri: &str, from_iri: &str) -> String {
 
 pub fn article_change(diff_iri: &str, n: usize) -> String {
     format!("{diff_iri}/change_{n}")
+}
+
+/// A topic cluster (`topic_3`) or a domain (`domain_1`) of articles.
+pub fn domain(level: &str, n: usize) -> String {
+    format!("{ELI_BASE}_domains/{level}_{n}")
 }
 
 pub fn build(build_id: &str) -> String {

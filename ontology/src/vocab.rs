@@ -89,6 +89,7 @@ terms! {
 
 pub const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
 pub const XSD_BOOLEAN: &str = "http://www.w3.org/2001/XMLSchema#boolean";
+pub const SKOS_BROADER: &str = "http://www.w3.org/2004/02/skos/core#broader";
 pub const SKOS_ALT_LABEL: &str = "http://www.w3.org/2004/02/skos/core#altLabel";
 pub const XSD_DATE: &str = "http://www.w3.org/2001/XMLSchema#date";
 pub const XSD_INTEGER: &str = "http://www.w3.org/2001/XMLSchema#integer";
