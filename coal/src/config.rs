@@ -553,6 +553,9 @@ pub struct EvalAnswerArgs {
     /// IRIs, F1) here as JSON lines.
     #[arg(long)]
     pub per_item: Option<PathBuf>,
+    /// When a cited article counts as a gold one: `text` or `number` (see `eval retrieval`).
+    #[arg(long, value_enum, default_value = "text")]
+    pub gold_match: GoldMatchArg,
     #[command(flatten)]
     pub bm25: Bm25Args,
     #[command(flatten)]

@@ -818,6 +818,8 @@ fn eval_answer_scores_routed_and_ablated_answers_side_by_side() {
     // Every gold article is cited; the lookup answer is the article text itself.
     assert_eq!(routed["recall"].as_f64().unwrap(), 1.0, "{routed}");
     assert!(routed["rouge1"].as_f64().unwrap() > 0.4, "{routed}");
+    // The lookup question's first (only) citation is its gold article.
+    assert!(routed["hit_at_1"].as_f64().unwrap() >= 1.0 / 3.0 - 1e-9, "{routed}");
     // Ten articles for three gold ones: precision falls, recall stays.
     let top10 = &r["answers"]["fixed top-10"];
     assert!(top10["precision"].as_f64().unwrap() < routed["precision"].as_f64().unwrap());

@@ -367,8 +367,12 @@ mod tests {
         assert!((nmi(&a, &[5, 5, 7, 7]) - 1.0).abs() < 1e-12);
         assert!((ari(&a, &[5, 5, 7, 7]) - 1.0).abs() < 1e-12);
         assert!(nmi(&a, &[0, 1, 0, 1]).abs() < 1e-12);
-        // One pair of 6 agrees; expected index 1·1/6 → ARI (1 − 1/3)/(2 − 1/3)... checked:
+        // Pairs together: 1 in both, 2 in a, 3 in b; expected 2·3/6 = 1 = the index → 0.
         assert!((ari(&[0, 0, 1, 1], &[0, 0, 0, 1]) - 0.0).abs() < 1e-12);
+        // Half agreement by hand: a = [0,0,0,1,1,1], b = [0,0,1,1,2,2]: index 2, sums 6
+        // and 3, expected 6·3/15 = 1.2, max 4.5 → (2 − 1.2)/(4.5 − 1.2).
+        let want = (2.0 - 1.2) / (4.5 - 1.2);
+        assert!((ari(&[0, 0, 0, 1, 1, 1], &[0, 0, 1, 1, 2, 2]) - want).abs() < 1e-12);
     }
 
     fn groups(per: usize, noise: f32) -> (Vec<Vec<f32>>, Vec<usize>) {

@@ -817,6 +817,21 @@ fn sorted(scores: HashMap<String, (f64, &'static str)>) -> Vec<(String, f64, &'s
     v
 }
 
+/// One article as answers and prompts cite it: `《law》（version）label：text`.
+pub(crate) fn cite_line(c: &ContextArticle) -> String {
+    format!(
+        "《{}》（{}）{}：{}",
+        c.law_title,
+        if c.version_date.is_empty() {
+            "未注明日期"
+        } else {
+            &c.version_date
+        },
+        c.label,
+        c.text.strip_prefix(&c.label).unwrap_or(&c.text).trim()
+    )
+}
+
 /// The offline answer: the applicable articles in order, each with its law, version and
 /// text. Nothing is said that the context does not hold.
 fn structured_answer(context: &[ContextArticle]) -> String {
@@ -825,18 +840,7 @@ fn structured_answer(context: &[ContextArticle]) -> String {
     }
     let mut out = String::from("可适用的条文（按相关性排序）：\n");
     for (i, c) in context.iter().enumerate() {
-        out.push_str(&format!(
-            "{}. 《{}》（{}）{}：{}\n",
-            i + 1,
-            c.law_title,
-            if c.version_date.is_empty() {
-                "未注明日期"
-            } else {
-                &c.version_date
-            },
-            c.label,
-            c.text.strip_prefix(&c.label).unwrap_or(&c.text).trim()
-        ));
+        out.push_str(&format!("{}. {}\n", i + 1, cite_line(c)));
     }
     out
 }

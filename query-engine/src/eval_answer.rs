@@ -78,6 +78,8 @@ pub struct AnswerReport {
     pub precision: f64,
     pub recall: f64,
     pub f1: f64,
+    /// Share of questions (with gold) whose first citation is a gold article.
+    pub hit_at_1: f64,
     /// Questions with a reference answer (the text metrics average over these).
     pub with_answer: usize,
     pub rouge1: f64,
@@ -139,6 +141,13 @@ pub fn evaluate(
             cited: cited.clone(),
             f1: prf.map(|x| x.2),
         });
+        if prf.is_some()
+            && cited
+                .first()
+                .is_some_and(|c| golds.iter().any(|g| g.contains(c)))
+        {
+            r.hit_at_1 += 1.0;
+        }
         if let Some((p, rec, f)) = prf {
             r.with_gold += 1;
             r.precision += p;
@@ -157,6 +166,7 @@ pub fn evaluate(
     r.precision /= g;
     r.recall /= g;
     r.f1 /= g;
+    r.hit_at_1 /= g;
     let n = r.with_answer.max(1) as f64;
     r.rouge1 /= n;
     r.rouge2 /= n;

@@ -38,18 +38,7 @@ pub fn system_prompt() -> &'static str {
 pub fn user_prompt(question: &str, context: &[ContextArticle]) -> String {
     let mut out = String::from("条文：\n");
     for (i, c) in context.iter().enumerate() {
-        out.push_str(&format!(
-            "[{}] 《{}》（{}）{}：{}\n",
-            i + 1,
-            c.law_title,
-            if c.version_date.is_empty() {
-                "未注明日期"
-            } else {
-                &c.version_date
-            },
-            c.label,
-            c.text.strip_prefix(&c.label).unwrap_or(&c.text).trim()
-        ));
+        out.push_str(&format!("[{}] {}\n", i + 1, crate::engine::cite_line(c)));
     }
     out.push_str(&format!("\n问题：{question}\n"));
     out

@@ -81,6 +81,11 @@ fn references_match_the_hand_checked_targets() {
         }
     }
     let precision = 1.0 - wrong.len() as f64 / rows.len() as f64;
+    eprintln!(
+        "hand-checked references: {}/{} correct (precision {precision:.3})",
+        rows.len() - wrong.len(),
+        rows.len()
+    );
     assert!(
         precision >= 0.95,
         "precision {precision:.3}; wrong: {wrong:#?}"
