@@ -819,7 +819,10 @@ fn eval_answer_scores_routed_and_ablated_answers_side_by_side() {
     assert_eq!(routed["recall"].as_f64().unwrap(), 1.0, "{routed}");
     assert!(routed["rouge1"].as_f64().unwrap() > 0.4, "{routed}");
     // The lookup question's first (only) citation is its gold article.
-    assert!(routed["hit_at_1"].as_f64().unwrap() >= 1.0 / 3.0 - 1e-9, "{routed}");
+    assert!(
+        routed["hit_at_1"].as_f64().unwrap() >= 1.0 / 3.0 - 1e-9,
+        "{routed}"
+    );
     // Ten articles for three gold ones: precision falls, recall stays.
     let top10 = &r["answers"]["fixed top-10"];
     assert!(top10["precision"].as_f64().unwrap() < routed["precision"].as_f64().unwrap());
@@ -1375,6 +1378,11 @@ fn every_current_article_is_in_a_topic_cluster_of_a_domain() {
     let store = dir.path().join("store");
     let summary = build(&store, &fixtures().join("versions"));
     assert_eq!(summary["domains"]["articles"], 3, "{}", summary["domains"]);
+    assert_eq!(summary["domains"]["reused"], false);
+    // Nothing changed: the next build keeps the clusters instead of computing them again.
+    let again = build(&store, &fixtures().join("versions"));
+    assert_eq!(again["domains"]["reused"], true, "{}", again["domains"]);
+    assert_eq!(again["domains"]["changed_share"], 0.0);
     let q = "SELECT (COUNT(DISTINCT ?a) AS ?n) WHERE { ?a coal:inDomain ?t . ?t a coal:Domain ; skos:broader ?d . ?d a coal:Domain ; coal:label ?l }";
     let out = coal(&[
         "sparql",

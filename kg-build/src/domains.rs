@@ -18,8 +18,14 @@ const UMAP_DIMS: usize = 5;
 const TOPIC_KS: &[usize] = &[8, 16, 32, 64];
 const DOMAIN_KS: &[usize] = &[2, 3, 4, 5, 6, 8];
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct DomainReport {
+    /// Whether the previous build's clusters were kept (few articles changed) instead of
+    /// clustering again, and the share of articles that were new or changed.
+    #[serde(default)]
+    pub reused: bool,
+    #[serde(default)]
+    pub changed_share: f64,
     pub articles: usize,
     pub topics: usize,
     pub domains: usize,
@@ -38,6 +44,86 @@ pub struct DomainReport {
     /// ARI within laws (NMI favours many small clusters, which random labels have).
     pub ari_chapters: f64,
     pub ari_chapters_random: f64,
+}
+
+/// Past this share of new or changed articles the clusters are computed again; below it
+/// the previous build's clusters are kept and new articles join their nearest topic.
+pub const RECLUSTER_SHARE: f64 = 0.10;
+
+/// What a build keeps of its clusters for the next one (`domains.json` in its folder).
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct Stored {
+    /// (article IRI, text hash, topic) of every clustered article.
+    pub articles: Vec<(String, String, usize)>,
+    /// Unit mean embedding of each topic.
+    pub centroids: Vec<Vec<f32>>,
+    pub domain_of_topic: Vec<usize>,
+    pub topic_labels: Vec<String>,
+    pub domain_labels: Vec<String>,
+    pub report: DomainReport,
+}
+
+pub const STORED_FILE: &str = "domains.json";
+
+impl Stored {
+    pub fn read(dir: &std::path::Path) -> Option<Stored> {
+        serde_json::from_slice(&std::fs::read(dir.join(STORED_FILE)).ok()?).ok()
+    }
+
+    pub fn write(&self, dir: &std::path::Path) -> std::io::Result<()> {
+        std::fs::write(
+            dir.join(STORED_FILE),
+            serde_json::to_vec(self).expect("serializes"),
+        )
+    }
+
+    /// Topics for `articles` ((IRI, text hash, vector)) from these clusters: kept for
+    /// unchanged articles, the nearest centroid for the others. `None` when more than
+    /// [`RECLUSTER_SHARE`] of them are new or changed (or nothing was stored).
+    pub fn reuse(&self, articles: &[(String, String, &[f32])]) -> Option<(Vec<usize>, f64)> {
+        let known: HashMap<(&str, &str), usize> = self
+            .articles
+            .iter()
+            .map(|(i, h, t)| ((i.as_str(), h.as_str()), *t))
+            .collect();
+        let changed = articles
+            .iter()
+            .filter(|(i, h, _)| !known.contains_key(&(i.as_str(), h.as_str())))
+            .count();
+        let share = changed as f64 / articles.len().max(1) as f64;
+        if share > RECLUSTER_SHARE || self.centroids.is_empty() {
+            return None;
+        }
+        let topics = articles
+            .iter()
+            .map(|(i, h, v)| match known.get(&(i.as_str(), h.as_str())) {
+                Some(&t) => t,
+                None => nearest(&self.centroids, v),
+            })
+            .collect();
+        Some((topics, share))
+    }
+}
+
+fn nearest(centroids: &[Vec<f32>], v: &[f32]) -> usize {
+    let dot = |c: &Vec<f32>| c.iter().zip(v).map(|(a, b)| a * b).sum::<f32>();
+    (0..centroids.len())
+        .max_by(|&a, &b| dot(&centroids[a]).total_cmp(&dot(&centroids[b])))
+        .unwrap_or(0)
+}
+
+/// Unit mean vector of each topic.
+pub fn centroids(vectors: &[Vec<f32>], topic: &[usize], topics: usize) -> Vec<Vec<f32>> {
+    let dim = vectors.first().map_or(0, Vec::len);
+    let mut c = vec![vec![0f32; dim]; topics];
+    for (v, &t) in vectors.iter().zip(topic) {
+        c[t].iter_mut().zip(v).for_each(|(a, b)| *a += b);
+    }
+    for x in &mut c {
+        let n = x.iter().map(|a| a * a).sum::<f32>().sqrt().max(1e-12);
+        x.iter_mut().for_each(|a| *a /= n);
+    }
+    c
 }
 
 /// Cluster assignments: `topic[i]` for article `i`, `domain[t]` for topic `t`.
@@ -388,6 +474,36 @@ mod tests {
             }
         }
         (v, truth)
+    }
+
+    #[test]
+    fn clusters_are_kept_below_the_share_of_change_and_new_articles_join_the_nearest() {
+        let (v, _) = groups(20, 0.05);
+        let topic: Vec<usize> = (0..60).map(|i| i / 20).collect();
+        let stored = Stored {
+            articles: (0..60)
+                .map(|i| (format!("a{i}"), "h".into(), topic[i]))
+                .collect(),
+            centroids: centroids(&v, &topic, 3),
+            domain_of_topic: vec![0, 0, 1],
+            topic_labels: vec![String::new(); 3],
+            domain_labels: vec![String::new(); 2],
+            report: DomainReport::default(),
+        };
+        // Two articles changed (3.3%): kept; a changed article of group 2 joins topic 2.
+        let mut now: Vec<(String, String, &[f32])> = (0..60)
+            .map(|i| (format!("a{i}"), "h".to_owned(), v[i].as_slice()))
+            .collect();
+        now[45].1 = "changed".into();
+        now[3].1 = "changed".into();
+        let (t, share) = stored.reuse(&now).unwrap();
+        assert_eq!(t, topic);
+        assert!((share - 2.0 / 60.0).abs() < 1e-12);
+        // Seven changed (11.7%): cluster again.
+        for n in now.iter_mut().take(7) {
+            n.1 = "changed".into();
+        }
+        assert!(stored.reuse(&now).is_none());
     }
 
     #[test]

@@ -390,6 +390,7 @@ fn domain_stage(
     let cache = writer.embedding_cache(embedder.model_id(), embedder.dim())?;
     let (mut iris, mut vectors, mut texts, mut folders, mut chapters) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut hashes = Vec::new();
     for a in placed_articles(corpus).filter(|a| a.latest) {
         let passages = embed::article_passages(a.version, a.article, embedder);
         let found: Vec<&[f32]> = passages
@@ -407,6 +408,7 @@ fn domain_stage(
         v.iter_mut().for_each(|x| *x /= norm);
         vectors.push(v);
         iris.push(a.iri.clone());
+        hashes.push(text_hash(&a.article.text()));
         texts.push(a.article.body());
         folders.push(
             a.version.files[0]
@@ -424,8 +426,37 @@ fn domain_stage(
             .map(|d| d.label.clone());
         chapters.push((a.version.short_name.clone(), chapter));
     }
-    let c = domains::cluster(&vectors);
-    let topics = c.topic.iter().max().map_or(0, |m| m + 1);
+    // Few articles changed since the previous build: keep its clusters.
+    let items: Vec<(String, String, &[f32])> = iris
+        .iter()
+        .zip(&hashes)
+        .zip(&vectors)
+        .map(|((i, h), v)| (i.clone(), h.clone(), v.as_slice()))
+        .collect();
+    let previous = writer
+        .previous_build_dir()
+        .and_then(|d| domains::Stored::read(&d));
+    let reused = previous
+        .as_ref()
+        .and_then(|p| p.reuse(&items).map(|(topic, share)| (p, topic, share)));
+    let (c, changed_share, kept_labels) = match reused {
+        Some((p, topic, share)) => (
+            domains::Clustering {
+                topic,
+                domain: p.domain_of_topic.clone(),
+                topic_bic: p.report.topic_bic.clone(),
+                domain_bic: p.report.domain_bic.clone(),
+            },
+            share,
+            Some((p.topic_labels.clone(), p.domain_labels.clone())),
+        ),
+        None => (domains::cluster(&vectors), 1.0, None),
+    };
+    let was_reused = kept_labels.is_some();
+    let topics = c
+        .domain
+        .len()
+        .max(c.topic.iter().max().map_or(0, |m| m + 1));
     let n_domains = c.domain.iter().max().map_or(0, |m| m + 1);
     let ids = |names: &[String]| -> Vec<usize> {
         let mut map = HashMap::new();
@@ -466,6 +497,8 @@ fn domain_stage(
         weight += w;
     }
     let report = domains::DomainReport {
+        reused: was_reused,
+        changed_share,
         articles: iris.len(),
         topics,
         domains: n_domains,
@@ -480,9 +513,33 @@ fn domain_stage(
         ari_chapters: chap_ari / weight.max(1.0),
         ari_chapters_random: chap_ari_rand / weight.max(1.0),
     };
-    let topic_labels = domains::labels(&texts, &c.topic, topics, 3);
-    let domain_of_article: Vec<usize> = c.topic.iter().map(|&t| c.domain[t]).collect();
-    let domain_labels = domains::labels(&texts, &domain_of_article, n_domains, 3);
+    let (topic_labels, domain_labels) = kept_labels.unwrap_or_else(|| {
+        let domain_of_article: Vec<usize> = c.topic.iter().map(|&t| c.domain[t]).collect();
+        (
+            domains::labels(&texts, &c.topic, topics, 3),
+            domains::labels(&texts, &domain_of_article, n_domains, 3),
+        )
+    });
+    let stored = domains::Stored {
+        articles: iris
+            .iter()
+            .zip(&hashes)
+            .zip(&c.topic)
+            .map(|((i, h), &t)| (i.clone(), h.clone(), t))
+            .collect(),
+        centroids: domains::centroids(&vectors, &c.topic, topics),
+        domain_of_topic: c.domain.clone(),
+        topic_labels: topic_labels.clone(),
+        domain_labels: domain_labels.clone(),
+        report: report.clone(),
+    };
+    let dir = writer.build_dir();
+    stored.write(&dir).map_err(|e| {
+        BuildError::Store(kg_store::StoreError::Io {
+            path: dir.join(domains::STORED_FILE),
+            source: e,
+        })
+    })?;
     let mut g = rdf::QuadSink::new(iri::DOMAINS_GRAPH);
     for (d, label) in domain_labels.iter().enumerate() {
         let diri = iri::domain("domain", d);

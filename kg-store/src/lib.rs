@@ -171,6 +171,18 @@ impl BuildWriter {
         VectorIndexWriter::new(&self.dir.vectors_dir(&self.id), model_id, dim)
     }
 
+    /// The folder of the build readers see now (the one this build will replace), if any:
+    /// what an incremental stage may reuse.
+    pub fn previous_build_dir(&self) -> Option<std::path::PathBuf> {
+        let id = self.dir.current_build().ok()?;
+        Some(self.dir.build_dir(&id))
+    }
+
+    /// This build's own folder (for files a stage stores with the build).
+    pub fn build_dir(&self) -> std::path::PathBuf {
+        self.dir.build_dir(&self.id)
+    }
+
     /// The store-wide folder for caches that outlive builds (embeddings, LLM replies).
     pub fn cache_dir(&self) -> std::path::PathBuf {
         self.dir.root().join("cache")
