@@ -208,10 +208,7 @@ impl Engine {
         let Some(&l) = self.law_names.get(&normalize_law_name(law)) else {
             return false;
         };
-        let re = regex::Regex::new(
-            "^第([零〇一二三四五六七八九十百千两]+)条(?:之([一二三四五六七八九十]+))?$",
-        )
-        .unwrap();
+        let re = article_label_re();
         let Some(c) = re.captures(label) else {
             return false;
         };
@@ -268,7 +265,7 @@ impl Engine {
 
     /// `X法第N条` in the question: the law by the longest name ending right before 第.
     fn article_mentions(&self, q: &str) -> Vec<ArticleMention> {
-        let re = regex::Regex::new("第([零〇一二三四五六七八九十百千两0-9]+)条").unwrap();
+        let re = article_mention_re();
         let mut out = Vec::new();
         for m in re.captures_iter(q) {
             let whole = m.get(0).unwrap();
@@ -843,6 +840,23 @@ fn structured_answer(context: &[ContextArticle]) -> String {
         out.push_str(&format!("{}. {}\n", i + 1, cite_line(c)));
     }
     out
+}
+
+/// `第N条` anywhere in a question (compiled once: `ask` is on the hot path).
+fn article_mention_re() -> &'static regex::Regex {
+    static R: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    R.get_or_init(|| regex::Regex::new("第([零〇一二三四五六七八九十百千两0-9]+)条").unwrap())
+}
+
+/// A whole article label, `第N条` or `第N条之M`.
+fn article_label_re() -> &'static regex::Regex {
+    static R: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    R.get_or_init(|| {
+        regex::Regex::new(
+            "^第([零〇一二三四五六七八九十百千两]+)条(?:之([一二三四五六七八九十]+))?$",
+        )
+        .unwrap()
+    })
 }
 
 fn coal_corpus_numeral(s: &str) -> Option<u32> {
