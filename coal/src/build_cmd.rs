@@ -100,6 +100,48 @@ fn print_summary(s: &kg_build::BuildSummary, store: &std::path::Path) {
         k.clauses_prevails,
         k.overrides
     );
+    let r = &s.reuse;
+    match &r.base_build {
+        Some(base) => {
+            let names = |v: &[String]| {
+                if v.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", v.join("、"))
+                }
+            };
+            println!(
+                "  reused from build {base}: {} laws unchanged; changed {}{}, added {}{}, removed {}{}, re-linked {}{}; graphs kept {}, written {}, removed {}",
+                r.laws_unchanged,
+                r.laws_changed.len(),
+                names(&r.laws_changed),
+                r.laws_added.len(),
+                names(&r.laws_added),
+                r.laws_removed.len(),
+                names(&r.laws_removed),
+                r.laws_relinked.len(),
+                names(&r.laws_relinked),
+                r.graphs_kept,
+                r.graphs_written,
+                r.graphs_removed
+            );
+        }
+        None => println!("  built from scratch (no earlier build to start from)"),
+    }
+    if let Some(e) = &s.embeddings {
+        let i = &e.index;
+        println!(
+            "  embeddings: {} passages, {} embedded ({} tokens), {} from cache; vector index {}: {} reused, {} inserted, {} retired",
+            e.passages,
+            e.embedded,
+            e.tokens_embedded,
+            e.from_cache,
+            if i.extended { "extended" } else { "built anew" },
+            i.reused,
+            i.inserted,
+            i.retired
+        );
+    }
     if let Some(d) = &s.domains {
         println!(
             "  domains: {} articles in {} topic clusters and {} domains (BIC); NMI/ARI with the corpus folders {:.3}/{:.3} (random {:.3}/{:.3}), ARI with chapters within laws {:.3} (random {:.3})",

@@ -177,6 +177,10 @@ pub struct BuildArgs {
     /// Skip the LLM triple extraction even when `[llm]` is configured.
     #[arg(long)]
     pub no_extraction: bool,
+    /// Build everything anew instead of starting from the current build and rewriting
+    /// only what changed (embeddings and LLM replies stay cached either way).
+    #[arg(long)]
+    pub from_scratch: bool,
     #[command(flatten)]
     pub model: ModelArgs,
     /// Print the summary as JSON on stdout.
@@ -253,6 +257,7 @@ impl BuildArgs {
                 db_url: self.store.db_url,
                 strict: self.strict,
                 structure_only: self.structure_only,
+                incremental: !self.from_scratch,
             },
             self.json,
         ))

@@ -141,6 +141,7 @@ pub fn gc(args: GcArgs) -> anyhow::Result<()> {
     use anyhow::Context;
     let dir = kg_store::StoreDir::new(&args.store.store, false)?;
     let removed = dir.gc(args.keep as usize)?;
+    let cache = dir.prune_embedding_cache()?;
     let ids: Vec<String> = removed.iter().map(|b| b.id.clone()).collect();
     let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     rt.block_on(async {
@@ -155,7 +156,8 @@ pub fn gc(args: GcArgs) -> anyhow::Result<()> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&removed)?)?;
+        let json = serde_json::json!({ "removed": removed, "embedding_cache": cache });
+        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
         return Ok(());
     }
     let freed: u64 = removed.iter().map(|b| b.bytes).sum();
@@ -168,5 +170,19 @@ pub fn gc(args: GcArgs) -> anyhow::Result<()> {
         removed.len(),
         size(freed)
     )?;
+    match cache {
+        kg_store::builds::CachePrune::Pruned(models) => {
+            for (model, n) in models {
+                writeln!(
+                    out,
+                    "embedding cache {model}: {n} entr{} no build uses removed",
+                    if n == 1 { "y" } else { "ies" }
+                )?;
+            }
+        }
+        kg_store::builds::CachePrune::Skipped(why) => {
+            writeln!(out, "embedding cache kept whole: {why}")?;
+        }
+    }
     Ok(())
 }

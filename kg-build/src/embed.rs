@@ -4,7 +4,7 @@
 
 use coal_corpus::{Article, Corpus, LawVersion};
 use coal_models::{Embedder, TextKind};
-use kg_store::{BuildWriter, EmbeddingCache};
+use kg_store::{BuildWriter, EmbeddingCache, TextKey};
 
 use crate::{BuildError, BuildObserver, placed_articles};
 
@@ -21,6 +21,8 @@ pub struct EmbedReport {
     pub from_cache: usize,
     pub tokens_embedded: usize,
     pub split_articles: usize,
+    /// How the vector index was made (extended from the previous build's or new).
+    pub index: kg_store::VectorIndexReport,
 }
 
 /// The passages of one article: its law title and text, in groups of whole paragraphs
@@ -58,12 +60,16 @@ pub fn article_passages(v: &LawVersion, a: &Article, embedder: &dyn Embedder) ->
     out
 }
 
+/// Embeds what the cache lacks and writes the vector index (`incremental`: extending the
+/// previous build's when it can). Returns the report and, for
+/// every article in [`placed_articles`] order, the cache keys of its passages.
 pub fn embed_stage(
     writer: &BuildWriter,
     corpus: &Corpus,
     embedder: &dyn Embedder,
+    incremental: bool,
     observer: &dyn BuildObserver,
-) -> Result<EmbedReport, BuildError> {
+) -> Result<(EmbedReport, Vec<Vec<TextKey>>), BuildError> {
     let mut report = EmbedReport {
         model_id: embedder.model_id().to_owned(),
         ..Default::default()
@@ -110,18 +116,20 @@ pub fn embed_stage(
     }
     observer.stage("vectors", None);
     let mut index = writer.vector_index_writer(embedder.model_id(), embedder.dim());
+    let mut keys_per_article = Vec::with_capacity(articles.len());
     for (iri, latest, passages) in articles {
-        let vectors = passages
+        let keys: Vec<TextKey> = passages.iter().map(|p| EmbeddingCache::key(p)).collect();
+        let vectors = keys
             .iter()
-            .map(|p| {
-                cache
-                    .get(&EmbeddingCache::key(p))
-                    .expect("every passage was embedded")
-                    .to_vec()
+            .map(|k| {
+                let v = cache.get(k).expect("every passage was embedded").to_vec();
+                (*k, v)
             })
             .collect();
         index.add(&iri, latest, vectors);
+        keys_per_article.push(keys);
     }
-    index.finish()?;
-    Ok(report)
+    let previous = writer.previous_vectors_dir().filter(|_| incremental);
+    report.index = index.finish(previous.as_deref())?;
+    Ok((report, keys_per_article))
 }

@@ -6,6 +6,7 @@
 //! store a complete build or nothing.
 
 pub mod align;
+pub mod delta;
 pub mod domains;
 mod embed;
 pub mod extract;
@@ -60,6 +61,9 @@ pub struct BuildOptions {
     pub strict: bool,
     /// Only the graph and metadata: no retrieval indexes.
     pub structure_only: bool,
+    /// Start from the current build's graph and vector index and rewrite only what
+    /// changed (the default); false builds everything anew.
+    pub incremental: bool,
 }
 
 /// What a build did, printed by `coal build` and stored with the build.
@@ -90,9 +94,57 @@ pub struct BuildSummary {
     pub extraction: Option<extract::ExtractReport>,
     /// Topic clusters and domains, when the build had embeddings.
     pub domains: Option<domains::DomainReport>,
+    /// What an incremental build kept from the previous one and what it rewrote.
+    pub reuse: ReuseReport,
     pub seconds: BTreeMap<String, f64>,
     /// Every problem, with file and line.
     pub problems: Vec<Problem>,
+}
+
+/// What a build took over from the build it started from, law by law.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReuseReport {
+    /// The build whose graph this one started from; `None`: built from scratch.
+    pub base_build: Option<String>,
+    /// Laws whose files are unchanged and whose graphs were all kept.
+    pub laws_unchanged: usize,
+    /// Laws with changed files (a version added, removed or edited), by short name.
+    pub laws_changed: Vec<String>,
+    pub laws_added: Vec<String>,
+    pub laws_removed: Vec<String>,
+    /// Laws with unchanged files whose graphs were rewritten for what they depend on
+    /// (references resolved into a changed law, for instance).
+    pub laws_relinked: Vec<String>,
+    pub graphs_kept: usize,
+    pub graphs_written: usize,
+    pub graphs_removed: usize,
+}
+
+/// The build to start from: the current one, when it recorded its graph digests and
+/// nobody changed it since (SPARQL UPDATE).
+fn incremental_base(store: &std::path::Path) -> Option<(String, delta::GraphState)> {
+    let dir = kg_store::StoreDir::new(store, false).ok()?;
+    let id = dir.current_build().ok()?;
+    let build_dir = dir.build_dir(&id);
+    if build_dir.join(kg_store::UPDATED_FILE).exists() || !dir.rdf_dir(&id).is_dir() {
+        return None;
+    }
+    let state = delta::GraphState::read(&build_dir)?;
+    Some((id, state))
+}
+
+/// A law's files and their contents, in one hash.
+fn law_hash(law: &coal_corpus::Law) -> String {
+    let mut all = String::new();
+    for v in &law.versions {
+        all.push_str(&v.content_hash());
+        for f in &v.files {
+            all.push('|');
+            all.push_str(&f.path);
+        }
+        all.push('\n');
+    }
+    text_hash(&all)
 }
 
 /// Parses the corpus (stage `parse`).
@@ -152,7 +204,18 @@ pub async fn build_with_llm(
         .or(opts.corpus.root.as_ref())
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| format!("{} file(s)", opts.corpus.files.len()));
-    let writer = BuildWriter::begin(&opts.store, opts.db_url.as_deref(), &describe).await?;
+    let base = if opts.incremental {
+        incremental_base(&opts.store)
+    } else {
+        None
+    };
+    let writer = BuildWriter::begin(
+        &opts.store,
+        opts.db_url.as_deref(),
+        &describe,
+        base.as_ref().map(|b| b.0.as_str()),
+    )
+    .await?;
     match write(
         &writer,
         &corpus,
@@ -161,11 +224,14 @@ pub async fn build_with_llm(
         opts.structure_only,
         embedder,
         llm,
+        base,
+        opts.incremental,
     )
     .await
     {
-        Ok((counts, embeddings, knowledge, extraction, domain_report)) => {
+        Ok((counts, embeddings, knowledge, extraction, domain_report, reuse)) => {
             let mut summary = summarize(&corpus, writer.id(), counts, seconds);
+            summary.reuse = reuse;
             summary.domains = domain_report;
             summary.embeddings = embeddings;
             summary.knowledge = knowledge;
@@ -188,6 +254,7 @@ pub async fn build_with_llm(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn write(
     writer: &BuildWriter,
     corpus: &Corpus,
@@ -196,6 +263,8 @@ async fn write(
     structure_only: bool,
     embedder: Option<&dyn coal_models::Embedder>,
     llm: Option<Extraction<'_>>,
+    base: Option<(String, delta::GraphState)>,
+    incremental: bool,
 ) -> Result<
     (
         GraphCounts,
@@ -203,21 +272,38 @@ async fn write(
         knowledge::KnowledgeReport,
         Option<extract::ExtractReport>,
         Option<domains::DomainReport>,
+        ReuseReport,
     ),
     BuildError,
 > {
+    let mut counts = GraphCounts::default();
+    // Extraction comes first: its triples belong to the version graphs written next.
+    let mut extraction = None;
+    let mut extracted = HashMap::new();
+    if let Some(llm) = llm {
+        let t = Instant::now();
+        let (report, sinks) = extract_stage(writer, corpus, &llm, observer)?;
+        extracted = sinks;
+        extraction = Some(report);
+        seconds.insert("extract".to_owned(), t.elapsed().as_secs_f64());
+    }
+
     let t = Instant::now();
     let versions = corpus.versions().count() as u64;
     observer.stage("graph", Some(versions));
-    let mut counts = GraphCounts::default();
     let mut done = 0u64;
-    let mut pending = Vec::new();
     let mut law_rows = Vec::new();
     let mut version_rows = Vec::new();
     let mut article_rows = Vec::new();
     let resolver = knowledge::Resolver::new(corpus);
     let mut knowledge_report = knowledge::KnowledgeReport::default();
     let mut quads_time = std::time::Duration::ZERO;
+    let mut reuse = ReuseReport {
+        base_build: base.as_ref().map(|b| b.0.clone()),
+        ..Default::default()
+    };
+    let base_laws = base.as_ref().map(|b| b.1.laws.clone()).unwrap_or_default();
+    let mut delta = delta::GraphDelta::new(writer.graph(), base.map(|b| b.1));
     // The quads of a batch of laws are made in parallel (they depend on nothing but the
     // corpus), then loaded in corpus order.
     let mut made: std::collections::VecDeque<LawQuads> = Default::default();
@@ -232,10 +318,13 @@ async fn write(
                 .into();
             quads_time += tk.elapsed();
         }
-        let LawQuads { iris, versions } = made.pop_front().expect("a batch per law");
-        let work = rdf::work_quads(law, &iris);
+        let LawQuads {
+            iris,
+            work,
+            versions,
+        } = made.pop_front().expect("a batch per law");
         counts.add(&work.counts);
-        pending.extend(work.quads);
+        let mut written = delta.put(work)?;
         law_rows.push(meta::law::ActiveModel {
             id: NotSet,
             build_id: Set(writer.id().to_owned()),
@@ -244,13 +333,17 @@ async fn write(
             title: Set(law.latest().title.clone()),
             version_count: Set(law.versions.len() as i32),
         });
-        for ((i, v), (g, k, report)) in law.versions.iter().enumerate().zip(versions) {
+        for ((i, v), (mut g, k, report)) in law.versions.iter().enumerate().zip(versions) {
             counts.add(&g.counts);
-            pending.extend(g.quads);
             counts.add(&k.counts);
-            pending.extend(k.quads);
-            knowledge_report.add(&report);
+            g.append(k);
             let viri = &iris.versions[i];
+            if let Some(x) = extracted.remove(viri) {
+                counts.add(&x.counts);
+                g.append(x);
+            }
+            written |= delta.put(g)?;
+            knowledge_report.add(&report);
             version_rows.push(meta::law_version::ActiveModel {
                 id: NotSet,
                 build_id: Set(writer.id().to_owned()),
@@ -298,13 +391,26 @@ async fn write(
                 });
             }
             done += 1;
-            // Load in batches so memory stays bounded on the whole corpus.
-            if pending.len() > 500_000 {
-                writer.graph().bulk_load(std::mem::take(&mut pending))?;
-            }
             observer.progress(done);
         }
+        let hash = law_hash(law);
+        match base_laws.get(&iris.work) {
+            _ if reuse.base_build.is_none() => {}
+            None => reuse.laws_added.push(law.short_name.clone()),
+            Some((_, h)) if *h != hash => reuse.laws_changed.push(law.short_name.clone()),
+            Some(_) if written => reuse.laws_relinked.push(law.short_name.clone()),
+            Some(_) => reuse.laws_unchanged += 1,
+        }
+        delta
+            .state
+            .laws
+            .insert(iris.work.clone(), (law.short_name.clone(), hash));
     }
+    reuse.laws_removed = base_laws
+        .iter()
+        .filter(|(work, _)| !delta.state.laws.contains_key(*work))
+        .map(|(_, (name, _))| name.clone())
+        .collect();
     let build_iri = coal_ontology::iri::build(writer.id());
     let mut b = rdf::QuadSink::new(coal_ontology::iri::BUILDS_GRAPH);
     b.node(&build_iri, coal_ontology::vocab::BUILD);
@@ -314,17 +420,7 @@ async fn write(
         coal_ontology::vocab::CREATED_AT,
         &kg_store::now_rfc3339(),
     );
-    pending.extend(b.quads);
-    writer.graph().bulk_load(pending)?;
-    let mut extraction = None;
-    if let Some(llm) = llm {
-        let t = Instant::now();
-        let (report, quads) = extract_stage(writer, corpus, &llm, observer)?;
-        counts.add(&quads.counts);
-        writer.graph().bulk_load(quads.quads)?;
-        extraction = Some(report);
-        seconds.insert("extract".to_owned(), t.elapsed().as_secs_f64());
-    }
+    delta.put(b)?;
     // Structure and knowledge quads are made together, in parallel: `quads` is that
     // time, `graph` the rest (mostly loading them into the store).
     seconds.insert("graph".to_owned(), (t.elapsed() - quads_time).as_secs_f64());
@@ -338,16 +434,31 @@ async fn write(
         seconds.insert("bm25".to_owned(), t.elapsed().as_secs_f64());
         if let Some(embedder) = embedder {
             let t = Instant::now();
-            embed_report = Some(embed::embed_stage(writer, corpus, embedder, observer)?);
+            let (report, passage_keys) =
+                embed::embed_stage(writer, corpus, embedder, incremental, observer)?;
+            embed_report = Some(report);
             seconds.insert("embed".to_owned(), t.elapsed().as_secs_f64());
             let t = Instant::now();
-            let (report, quads) = domain_stage(writer, corpus, embedder, observer)?;
+            let (report, quads) = domain_stage(
+                writer,
+                corpus,
+                embedder,
+                &passage_keys,
+                incremental,
+                observer,
+            )?;
             counts.add(&quads.counts);
-            writer.graph().bulk_load(quads.quads)?;
+            delta.put(quads)?;
             domain_report = Some(report);
             seconds.insert("domains".to_owned(), t.elapsed().as_secs_f64());
         }
     }
+    let t = Instant::now();
+    reuse.graphs_removed = delta.finish()?;
+    reuse.graphs_kept = delta.kept;
+    reuse.graphs_written = delta.written;
+    delta.state.write(&writer.build_dir())?;
+    *seconds.entry("graph".to_owned()).or_default() += t.elapsed().as_secs_f64();
 
     if !structure_only {
         let t = Instant::now();
@@ -371,6 +482,7 @@ async fn write(
         knowledge_report,
         extraction,
         domain_report,
+        reuse,
     ))
 }
 
@@ -380,6 +492,8 @@ fn domain_stage(
     writer: &BuildWriter,
     corpus: &Corpus,
     embedder: &dyn coal_models::Embedder,
+    passage_keys: &[Vec<kg_store::TextKey>],
+    incremental: bool,
     observer: &dyn BuildObserver,
 ) -> Result<(domains::DomainReport, rdf::QuadSink), BuildError> {
     use coal_ontology::{iri, vocab};
@@ -388,12 +502,11 @@ fn domain_stage(
     let (mut iris, mut vectors, mut texts, mut folders, mut chapters) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut hashes = Vec::new();
-    for a in placed_articles(corpus).filter(|a| a.latest) {
-        let passages = embed::article_passages(a.version, a.article, embedder);
-        let found: Vec<&[f32]> = passages
-            .iter()
-            .filter_map(|p| cache.get(&kg_store::EmbeddingCache::key(p)))
-            .collect();
+    for (a, keys) in placed_articles(corpus).zip(passage_keys) {
+        if !a.latest {
+            continue;
+        }
+        let found: Vec<&[f32]> = keys.iter().filter_map(|k| cache.get(k)).collect();
         if found.is_empty() {
             continue;
         }
@@ -432,6 +545,7 @@ fn domain_stage(
         .collect();
     let previous = writer
         .previous_build_dir()
+        .filter(|_| incremental)
         .and_then(|d| domains::Stored::read(&d));
     let reused = previous
         .as_ref()
@@ -566,7 +680,7 @@ fn extract_stage(
     corpus: &Corpus,
     llm: &Extraction<'_>,
     observer: &dyn BuildObserver,
-) -> Result<(extract::ExtractReport, rdf::QuadSink), BuildError> {
+) -> Result<(extract::ExtractReport, HashMap<String, rdf::QuadSink>), BuildError> {
     let cache_path = writer.cache_dir().join("llm-replies.jsonl");
     let cache = extract::ReplyCache::open(&cache_path).map_err(|e| {
         BuildError::Store(kg_store::StoreError::Io {
@@ -602,20 +716,17 @@ fn extract_stage(
             g.string(&node, coal_ontology::vocab::EXTRACTED_BY, llm.chat.id());
         }
     }
-    let mut all = rdf::QuadSink::new(coal_ontology::iri::BUILDS_GRAPH);
-    for (_, g) in sinks {
-        all.counts.add(&g.counts);
-        all.quads.extend(g.quads);
-    }
-    Ok((report, all))
+    Ok((report, sinks))
 }
 
 /// Laws whose quads are made together in parallel; bounds the memory they hold.
 const QUAD_BATCH_LAWS: usize = 64;
 
-/// One law's IRIs and, per version, its structure quads, knowledge quads and report.
+/// One law's IRIs, its work graph and, per version, its structure quads, knowledge quads
+/// and report.
 struct LawQuads {
     iris: rdf::LawIris,
+    work: rdf::QuadSink,
     versions: Vec<(rdf::QuadSink, rdf::QuadSink, knowledge::KnowledgeReport)>,
 }
 
@@ -637,7 +748,12 @@ fn law_quads(resolver: &knowledge::Resolver<'_>, corpus: &Corpus, law_index: usi
             (g, k, report)
         })
         .collect();
-    LawQuads { iris, versions }
+    let work = rdf::work_quads(law, &iris);
+    LawQuads {
+        iris,
+        work,
+        versions,
+    }
 }
 
 /// An article with where it stands: its IRI, its version and whether that version is its
@@ -768,6 +884,7 @@ fn summarize(
         knowledge: knowledge::KnowledgeReport::default(),
         extraction: None,
         domains: None,
+        reuse: ReuseReport::default(),
         seconds,
         problems: corpus.problems.clone(),
     }

@@ -135,6 +135,53 @@ impl StoreDir {
     }
 }
 
+/// What pruning the embedding cache did.
+#[derive(Debug, Clone, Serialize)]
+pub enum CachePrune {
+    /// Entries removed, per model id.
+    Pruned(Vec<(String, usize)>),
+    /// Nothing removed, and why.
+    Skipped(String),
+}
+
+impl StoreDir {
+    /// Removes embedding-cache entries that no build on disk uses (texts of removed
+    /// builds, of laws that left the corpus). Skipped while a build is being written (its
+    /// fresh vectors are cached before any index names them) and when a build predates
+    /// recorded text keys.
+    pub fn prune_embedding_cache(&self) -> Result<CachePrune> {
+        use std::collections::{BTreeMap, HashSet};
+        let mut used: BTreeMap<String, (usize, HashSet<crate::TextKey>)> = BTreeMap::new();
+        for b in self.list_builds()? {
+            match b.state {
+                BuildState::Writing => {
+                    return Ok(CachePrune::Skipped(format!(
+                        "build {} is being written",
+                        b.id
+                    )));
+                }
+                BuildState::Abandoned => continue,
+                BuildState::Current | BuildState::Previous => {}
+            }
+            let dir = self.vectors_dir(&b.id);
+            match crate::index_keys(&dir) {
+                Ok(None) => {}
+                Ok(Some(k)) => {
+                    let e = used.entry(k.model_id).or_insert((k.dim, HashSet::new()));
+                    e.1.extend(k.keys);
+                }
+                Err(e) => return Ok(CachePrune::Skipped(e.to_string())),
+            }
+        }
+        let mut pruned = Vec::new();
+        for (model, (dim, keys)) in used {
+            let mut cache = crate::EmbeddingCache::open(&self.root().join("cache"), &model, dim)?;
+            pruned.push((model, cache.retain(&keys)?));
+        }
+        Ok(CachePrune::Pruned(pruned))
+    }
+}
+
 /// Deletes the metadata rows of removed builds.
 pub async fn forget_builds(db: &DatabaseConnection, ids: &[String]) -> Result<()> {
     if ids.is_empty() {

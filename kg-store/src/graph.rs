@@ -165,6 +165,12 @@ impl LocalGraph {
             .map_err(|e| StoreError::RdfModel(e.to_string()))
     }
 
+    /// Removes every quad of a named graph.
+    pub fn clear_graph(&self, iri: &str) -> Result<()> {
+        let node = NamedNode::new(iri).map_err(|e| StoreError::RdfModel(format!("{iri}: {e}")))?;
+        Ok(self.store.clear_graph(&node)?)
+    }
+
     /// Bulk-loads quads (much faster than inserting one by one).
     pub fn bulk_load(&self, quads: impl IntoIterator<Item = Quad>) -> Result<()> {
         let mut loader = self.store.bulk_loader();

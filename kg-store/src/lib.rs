@@ -20,7 +20,10 @@ pub use graph::{GraphBackend, LocalGraph, ResultFormat, SparqlOutput, is_update,
 pub use layout::{Manifest, StoreDir, now_rfc3339};
 pub use oxigraph;
 pub use text_index::{FieldWeights, IndexedArticle, TextHit, TextIndex, TextIndexWriter};
-pub use vectors::{EmbeddingCache, TextKey, VectorHit, VectorIndex, VectorIndexWriter};
+pub use vectors::{
+    EmbeddingCache, IndexKeys, TextKey, VectorHit, VectorIndex, VectorIndexReport,
+    VectorIndexWriter, index_keys,
+};
 
 /// A committed build, opened for reading (or, with `writable`, for SPARQL UPDATE).
 pub struct Store {
@@ -37,6 +40,10 @@ impl Store {
         let build = dir.current_build()?;
         let rdf = dir.rdf_dir(&build);
         let graph = if writable {
+            // The build no longer matches what its build recorded (graph digests): the
+            // next build must not take it as its base.
+            let marker = dir.build_dir(&build).join(UPDATED_FILE);
+            std::fs::write(&marker, now_rfc3339()).map_err(|e| StoreError::io(&marker, e))?;
             LocalGraph::open_writable(&rdf)?
         } else {
             LocalGraph::open_read_only(&rdf)?
@@ -114,6 +121,9 @@ impl Store {
     }
 }
 
+/// Marks a build whose RDF was changed after it committed (SPARQL UPDATE).
+pub const UPDATED_FILE: &str = "UPDATED";
+
 /// A build being written beside the committed one. Nothing is visible to readers until
 /// [`BuildWriter::commit`] replaces the manifest.
 pub struct BuildWriter {
@@ -121,24 +131,43 @@ pub struct BuildWriter {
     id: String,
     graph: LocalGraph,
     db: DatabaseConnection,
+    /// The build whose RDF checkpoint this one started from.
+    base: Option<String>,
 }
 
 impl BuildWriter {
     /// Creates the store directory if needed, a fresh build folder and its RDF store,
-    /// and records the build as running.
+    /// and records the build as running. With `base` (a committed build's id) the RDF
+    /// store starts as a checkpoint of that build's (hard links to its immutable files),
+    /// for an incremental build to change; the ontology graph is loaded afresh either way.
     pub async fn begin(
         root: impl Into<std::path::PathBuf>,
         db_url: Option<&str>,
         corpus: &str,
+        base: Option<&str>,
     ) -> Result<BuildWriter> {
         let dir = StoreDir::new(root, true)?;
         let id = dir.new_build_id();
-        let rdf = dir.rdf_dir(&id);
-        std::fs::create_dir_all(&rdf).map_err(|e| StoreError::io(&rdf, e))?;
-        let writer = dir.build_dir(&id).join(builds::WRITER_FILE);
+        let build_dir = dir.build_dir(&id);
+        std::fs::create_dir_all(&build_dir).map_err(|e| StoreError::io(&build_dir, e))?;
+        let writer = build_dir.join(builds::WRITER_FILE);
         std::fs::write(&writer, std::process::id().to_string())
             .map_err(|e| StoreError::io(&writer, e))?;
-        let graph = LocalGraph::open_writable(&rdf)?;
+        let rdf = dir.rdf_dir(&id);
+        let graph = match base {
+            Some(base) => {
+                LocalGraph::open_read_only(&dir.rdf_dir(base))?
+                    .oxigraph()
+                    .backup(&rdf)?;
+                let graph = LocalGraph::open_writable(&rdf)?;
+                graph.clear_graph(coal_ontology::ONTOLOGY_IRI)?;
+                graph
+            }
+            None => {
+                std::fs::create_dir_all(&rdf).map_err(|e| StoreError::io(&rdf, e))?;
+                LocalGraph::open_writable(&rdf)?
+            }
+        };
         graph.load_ontology()?;
         let db = meta::connect(db_url.unwrap_or(&dir.default_db_url())).await?;
         meta::build::Entity::insert(meta::build::ActiveModel {
@@ -151,7 +180,13 @@ impl BuildWriter {
         })
         .exec_without_returning(&db)
         .await?;
-        Ok(BuildWriter { dir, id, graph, db })
+        Ok(BuildWriter {
+            dir,
+            id,
+            graph,
+            db,
+            base: base.map(str::to_owned),
+        })
     }
 
     pub fn id(&self) -> &str {
@@ -176,6 +211,12 @@ impl BuildWriter {
     pub fn previous_build_dir(&self) -> Option<std::path::PathBuf> {
         let id = self.dir.current_build().ok()?;
         Some(self.dir.build_dir(&id))
+    }
+
+    /// The vector index folder of the build this one will replace, if any.
+    pub fn previous_vectors_dir(&self) -> Option<std::path::PathBuf> {
+        let id = self.dir.current_build().ok()?;
+        Some(self.dir.vectors_dir(&id))
     }
 
     /// This build's own folder (for files a stage stores with the build).
@@ -214,7 +255,13 @@ impl BuildWriter {
     /// switches the manifest to it. Returns the new manifest.
     pub async fn commit(self, summary: &serde_json::Value) -> Result<Manifest> {
         self.graph.flush()?;
-        self.graph.oxigraph().optimize()?;
+        // A build from scratch is compacted once for reading. A build from a checkpoint is
+        // not: its unchanged files stay hard links shared with the base build (a few MB
+        // of disk per build instead of the whole store), and RocksDB compacts on its own
+        // as later builds write.
+        if self.base.is_none() {
+            self.graph.oxigraph().optimize()?;
+        }
         drop(self.graph);
         let summary_text = serde_json::to_string_pretty(summary).expect("summary serializes");
         let path = self.dir.build_dir(&self.id).join("summary.json");

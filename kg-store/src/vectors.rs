@@ -92,6 +92,35 @@ impl EmbeddingCache {
         self.vectors.is_empty()
     }
 
+    /// Keeps only the entries in `keep`: the file is rewritten beside the old one and
+    /// renamed over it, so a crash leaves one or the other. Returns how many went.
+    pub fn retain(&mut self, keep: &std::collections::HashSet<TextKey>) -> Result<usize> {
+        let before = self.vectors.len();
+        self.vectors.retain(|k, _| keep.contains(k));
+        let removed = before - self.vectors.len();
+        if removed == 0 {
+            return Ok(0);
+        }
+        let tmp = self.path.with_extension("bin.tmp");
+        let mut buf = Vec::with_capacity(self.vectors.len() * (36 + self.dim * 4));
+        for (key, v) in &self.vectors {
+            Self::encode(&mut buf, key, v);
+        }
+        let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
+        f.write_all(&buf).map_err(io(&tmp))?;
+        f.sync_all().map_err(io(&tmp))?;
+        std::fs::rename(&tmp, &self.path).map_err(io(&self.path))?;
+        Ok(removed)
+    }
+
+    fn encode(buf: &mut Vec<u8>, key: &TextKey, v: &[f32]) {
+        buf.extend_from_slice(key);
+        buf.extend_from_slice(&(v.len() as u32).to_le_bytes());
+        for x in v {
+            buf.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+
     /// Appends new vectors and syncs them to disk.
     pub fn insert(&mut self, items: Vec<(TextKey, Vec<f32>)>) -> Result<()> {
         let mut f = std::fs::OpenOptions::new()
@@ -102,11 +131,7 @@ impl EmbeddingCache {
         let mut buf = Vec::with_capacity(items.len() * (36 + self.dim * 4));
         for (key, v) in &items {
             assert_eq!(v.len(), self.dim, "vector dimension");
-            buf.extend_from_slice(key);
-            buf.extend_from_slice(&(self.dim as u32).to_le_bytes());
-            for x in v {
-                buf.extend_from_slice(&x.to_le_bytes());
-            }
+            Self::encode(&mut buf, key, v);
         }
         f.write_all(&buf).map_err(io(&self.path))?;
         f.sync_data().map_err(io(&self.path))?;
@@ -123,9 +148,41 @@ struct VectorMeta {
     dim: usize,
     /// Article IRIs and whether each is of its law's latest version.
     articles: Vec<(String, bool)>,
-    /// For each vector, its article's position in `articles`.
+    /// For each vector, its article's position in `articles`, or [`RETIRED`] for a vector
+    /// kept in the graph of an incrementally extended index whose text left the corpus.
     owner: Vec<u32>,
+    /// For each vector, the embedding-cache key of its text (hex): what lets the next
+    /// build reuse it, and `coal gc` keep its cache entry. Empty in older builds.
+    #[serde(default)]
+    keys: Vec<String>,
 }
+
+impl VectorMeta {
+    fn read(dir: &Path) -> Result<VectorMeta> {
+        let meta_path = dir.join("vectors.json");
+        if !meta_path.exists() {
+            return Err(StoreError::VectorIndex(format!(
+                "{}: this build has no embeddings; rebuild without --no-embeddings/--structure-only to use dense or hybrid search",
+                dir.display()
+            )));
+        }
+        serde_json::from_slice(&std::fs::read(&meta_path).map_err(io(&meta_path))?)
+            .map_err(|e| StoreError::VectorIndex(format!("{}: {e}", meta_path.display())))
+    }
+
+    fn write(&self, dir: &Path) -> Result<()> {
+        let meta_path = dir.join("vectors.json");
+        std::fs::write(&meta_path, serde_json::to_vec(self).expect("serializes"))
+            .map_err(io(&meta_path))
+    }
+}
+
+/// The owner of a vector no article of the build has any more.
+const RETIRED: u32 = u32::MAX;
+
+/// Past this share of retired vectors an index is rebuilt rather than extended: they
+/// still cost search time and memory.
+const MAX_RETIRED_SHARE: f64 = 0.2;
 
 const BASENAME: &str = "vectors";
 
@@ -139,7 +196,21 @@ const SHRINK: f32 = 0.9999;
 /// (`make eval-retrieval`); 64 began to lose recall at 100.
 const EF_CONSTRUCTION: usize = 100;
 
-/// Collects article vectors for one build, then writes the HNSW index.
+/// How a build's vector index was made.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct VectorIndexReport {
+    /// Vectors carried over from the previous build's index (same text, same model).
+    pub reused: usize,
+    /// Vectors inserted by this build.
+    pub inserted: usize,
+    /// Vectors of the index no article uses any more (skipped by searches).
+    pub retired: usize,
+    /// The previous index was extended rather than rebuilt.
+    pub extended: bool,
+}
+
+/// Collects article vectors for one build, then writes the HNSW index: a new one, or the
+/// previous build's extended by the vectors it lacks.
 pub struct VectorIndexWriter {
     dir: PathBuf,
     meta: VectorMeta,
@@ -155,37 +226,147 @@ impl VectorIndexWriter {
                 dim,
                 articles: Vec::new(),
                 owner: Vec::new(),
+                keys: Vec::new(),
             },
             vectors: Vec::new(),
         }
     }
 
-    /// Adds an article with all of its vectors (normalized).
-    pub fn add(&mut self, iri: &str, latest: bool, vectors: Vec<Vec<f32>>) {
+    /// Adds an article with all of its vectors (normalized), each with its text's key.
+    pub fn add(&mut self, iri: &str, latest: bool, vectors: Vec<(TextKey, Vec<f32>)>) {
         let owner = self.meta.articles.len() as u32;
         self.meta.articles.push((iri.to_owned(), latest));
-        for v in vectors {
+        for (key, v) in vectors {
             self.meta.owner.push(owner);
+            self.meta.keys.push(hex::encode(key));
             self.vectors.push(v.iter().map(|x| x * SHRINK).collect());
         }
     }
 
-    pub fn finish(self) -> Result<()> {
+    /// Writes the index. With `previous` (the index of the build this one replaces) every
+    /// vector whose text it already holds is reused and only the others are inserted into
+    /// a copy of its graph, unless the retired share would pass [`MAX_RETIRED_SHARE`] or
+    /// the model differs; then the index is built anew.
+    pub fn finish(self, previous: Option<&Path>) -> Result<VectorIndexReport> {
         std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
+        if let Some(prev) = previous
+            && let Some(report) = self.try_extend(prev)?
+        {
+            return Ok(report);
+        }
         let n = self.vectors.len().max(1);
         let hnsw = Hnsw::<f32, DistDot>::new(16, n, 16, EF_CONSTRUCTION, DistDot {});
         let data: Vec<(&Vec<f32>, usize)> = self.vectors.iter().zip(0..).collect();
         hnsw.parallel_insert(&data);
+        self.dump(&hnsw, &self.meta)?;
+        Ok(VectorIndexReport {
+            inserted: self.vectors.len(),
+            ..Default::default()
+        })
+    }
+
+    fn dump(&self, hnsw: &Hnsw<'_, f32, DistDot>, meta: &VectorMeta) -> Result<()> {
         hnsw.file_dump(&self.dir, BASENAME)
             .map_err(|e| StoreError::VectorIndex(format!("{}: {e}", self.dir.display())))?;
-        let meta_path = self.dir.join("vectors.json");
-        std::fs::write(
-            &meta_path,
-            serde_json::to_vec(&self.meta).expect("serializes"),
-        )
-        .map_err(io(&meta_path))?;
-        Ok(())
+        meta.write(&self.dir)
     }
+
+    /// The incremental path; `None` when the previous index cannot or should not be
+    /// extended.
+    fn try_extend(&self, prev_dir: &Path) -> Result<Option<VectorIndexReport>> {
+        let Ok(prev) = VectorMeta::read(prev_dir) else {
+            return Ok(None);
+        };
+        if prev.model_id != self.meta.model_id
+            || prev.dim != self.meta.dim
+            || prev.keys.len() != prev.owner.len()
+        {
+            return Ok(None);
+        }
+        // Vectors of the previous index by text; one text may have several (the same
+        // article text in two versions). Retired ones count too: a text that comes back
+        // (a law restored) gets its old vector again, identical for the same model.
+        let mut by_key: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (id, key) in prev.keys.iter().enumerate().rev() {
+            by_key.entry(key.as_str()).or_default().push(id);
+        }
+        let total_prev = prev.owner.len();
+        let mut owner = vec![RETIRED; total_prev];
+        let mut keys = prev.keys.clone();
+        let mut fresh = Vec::new();
+        for (i, key) in self.meta.keys.iter().enumerate() {
+            match by_key.get_mut(key.as_str()).and_then(|ids| ids.pop()) {
+                Some(id) => owner[id] = self.meta.owner[i],
+                None => fresh.push(i),
+            }
+        }
+        let total = total_prev + fresh.len();
+        let retired = owner.iter().filter(|&&o| o == RETIRED).count();
+        if retired as f64 > MAX_RETIRED_SHARE * total as f64 {
+            return Ok(None);
+        }
+        let mut loader = HnswIo::new(prev_dir, BASENAME);
+        let hnsw = loader
+            .load_hnsw::<f32, DistDot>()
+            .map_err(|e| StoreError::VectorIndex(format!("{}: {e}", prev_dir.display())))?;
+        let data: Vec<(&Vec<f32>, usize)> = fresh
+            .iter()
+            .enumerate()
+            .map(|(n, &i)| (&self.vectors[i], total_prev + n))
+            .collect();
+        hnsw.parallel_insert(&data);
+        for &i in &fresh {
+            owner.push(self.meta.owner[i]);
+            keys.push(self.meta.keys[i].clone());
+        }
+        let meta = VectorMeta {
+            model_id: self.meta.model_id.clone(),
+            dim: self.meta.dim,
+            articles: self.meta.articles.clone(),
+            owner,
+            keys,
+        };
+        self.dump(&hnsw, &meta)?;
+        Ok(Some(VectorIndexReport {
+            reused: self.meta.keys.len() - fresh.len(),
+            inserted: fresh.len(),
+            retired,
+            extended: true,
+        }))
+    }
+}
+
+/// The keys of the texts a build's vector index uses, with its model.
+pub struct IndexKeys {
+    pub model_id: String,
+    pub dim: usize,
+    pub keys: Vec<TextKey>,
+}
+
+/// What the vector index in `dir` uses: `Ok(None)` for a build without one, an error for
+/// an index that predates recorded keys (nothing can be pruned safely then).
+pub fn index_keys(dir: &Path) -> Result<Option<IndexKeys>> {
+    if !dir.join("vectors.json").exists() {
+        return Ok(None);
+    }
+    let meta = VectorMeta::read(dir)?;
+    let unknown = || StoreError::VectorIndex(format!("{}: no text keys recorded", dir.display()));
+    if meta.keys.len() != meta.owner.len() {
+        return Err(unknown());
+    }
+    let keys = meta
+        .keys
+        .iter()
+        .zip(&meta.owner)
+        .filter(|(_, o)| **o != RETIRED)
+        .map(|(k, _)| hex::decode(k).ok()?.try_into().ok())
+        .collect::<Option<Vec<TextKey>>>()
+        .ok_or_else(unknown)?;
+    Ok(Some(IndexKeys {
+        model_id: meta.model_id,
+        dim: meta.dim,
+        keys,
+    }))
 }
 
 /// A dense hit: article IRI and cosine similarity.
@@ -205,16 +386,7 @@ impl VectorIndex {
     /// Opens a build's index. The HNSW loader must outlive the index it returns, so it
     /// is kept for the life of the process (one per opened build).
     pub fn open(dir: &Path) -> Result<VectorIndex> {
-        let meta_path = dir.join("vectors.json");
-        if !meta_path.exists() {
-            return Err(StoreError::VectorIndex(format!(
-                "{}: this build has no embeddings; rebuild without --no-embeddings/--structure-only to use dense or hybrid search",
-                dir.display()
-            )));
-        }
-        let meta: VectorMeta =
-            serde_json::from_slice(&std::fs::read(&meta_path).map_err(io(&meta_path))?)
-                .map_err(|e| StoreError::VectorIndex(format!("{}: {e}", meta_path.display())))?;
+        let meta = VectorMeta::read(dir)?;
         let loader: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, BASENAME)));
         let hnsw = loader
             .load_hnsw::<f32, DistDot>()
@@ -230,8 +402,9 @@ impl VectorIndex {
         self.meta.dim
     }
 
+    /// Vectors that belong to an article of the build (retired ones excluded).
     pub fn vector_count(&self) -> usize {
-        self.meta.owner.len()
+        self.meta.owner.iter().filter(|&&o| o != RETIRED).count()
     }
 
     /// The `k` articles nearest to `query` (normalized), by their best vector.
@@ -243,14 +416,16 @@ impl VectorIndex {
                 self.meta.dim
             )));
         }
-        let latest_only =
-            |id: &usize| include_old || self.meta.articles[self.meta.owner[*id] as usize].1;
+        let wanted = |id: &usize| {
+            let owner = self.meta.owner[*id];
+            owner != RETIRED && (include_old || self.meta.articles[owner as usize].1)
+        };
         // A few articles have several vectors: ask for a few more, keep each article's best.
         let want = k + k / 4 + 8;
         let q: Vec<f32> = query.iter().map(|x| x * SHRINK).collect();
         let found = self
             .hnsw
-            .search_filter(&q, want, want.max(64), Some(&latest_only));
+            .search_filter(&q, want, want.max(64), Some(&wanted));
         let mut best: HashMap<u32, f32> = HashMap::new();
         for n in found {
             let owner = self.meta.owner[n.d_id];
@@ -319,14 +494,14 @@ mod tests {
         w.add(
             "a",
             true,
-            vec![unit(&[1.0, 0.0, 0.0]), unit(&[0.0, 1.0, 0.0])],
+            vec![kv("a1", &[1.0, 0.0, 0.0]), kv("a2", &[0.0, 1.0, 0.0])],
         );
-        w.add("b", true, vec![unit(&[0.7, 0.7, 0.1])]);
-        w.add("a-old", false, vec![unit(&[1.0, 0.01, 0.0])]);
-        w.add("c", true, vec![unit(&[0.0, 0.0, 1.0])]);
+        w.add("b", true, vec![kv("b", &[0.7, 0.7, 0.1])]);
+        w.add("a-old", false, vec![kv("a-old", &[1.0, 0.01, 0.0])]);
+        w.add("c", true, vec![kv("c", &[0.0, 0.0, 1.0])]);
         // The same vector twice (one text in two versions) must not upset the index.
-        w.add("c-old", false, vec![unit(&[0.0, 0.0, 1.0])]);
-        w.finish().unwrap();
+        w.add("c-old", false, vec![kv("c", &[0.0, 0.0, 1.0])]);
+        assert!(!w.finish(None).unwrap().extended);
         let idx = VectorIndex::open(&path).unwrap();
         assert_eq!(idx.vector_count(), 6);
         let hits = idx.search(&unit(&[0.0, 1.0, 0.0]), 2, false).unwrap();
@@ -347,6 +522,98 @@ mod tests {
                 .any(|h| h.iri == "a-old")
         );
         assert!(idx.search(&[1.0, 0.0], 1, false).is_err());
+    }
+
+    fn kv(text: &str, v: &[f32]) -> (TextKey, Vec<f32>) {
+        (EmbeddingCache::key(text), unit(v))
+    }
+
+    fn iris(hits: Vec<VectorHit>) -> Vec<String> {
+        hits.into_iter().map(|h| h.iri).collect()
+    }
+
+    #[test]
+    fn an_index_is_extended_with_new_texts_and_retires_the_gone_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let (first, second) = (dir.path().join("1"), dir.path().join("2"));
+        let mut w = VectorIndexWriter::new(&first, "m", 3);
+        w.add("a", true, vec![kv("a", &[1.0, 0.0, 0.0])]);
+        w.add("b", true, vec![kv("b", &[0.0, 1.0, 0.0])]);
+        w.add("c", true, vec![kv("c", &[0.0, 0.0, 1.0])]);
+        w.add("d", true, vec![kv("d", &[0.5, 0.5, 0.0])]);
+        w.add("e", true, vec![kv("e", &[0.0, 0.5, 0.5])]);
+        w.finish(None).unwrap();
+        // a and c, d, e unchanged (c moves to another IRI), b's text changed, f is new.
+        let mut w = VectorIndexWriter::new(&second, "m", 3);
+        w.add("a", true, vec![kv("a", &[1.0, 0.0, 0.0])]);
+        w.add("b2", true, vec![kv("b2", &[0.1, 1.0, 0.0])]);
+        w.add("c-moved", false, vec![kv("c", &[0.0, 0.0, 1.0])]);
+        w.add("d", true, vec![kv("d", &[0.5, 0.5, 0.0])]);
+        w.add("e", true, vec![kv("e", &[0.0, 0.5, 0.5])]);
+        w.add("f", true, vec![kv("f", &[0.5, 0.0, 0.5])]);
+        let report = w.finish(Some(&first)).unwrap();
+        assert_eq!(
+            report,
+            VectorIndexReport {
+                reused: 4,
+                inserted: 2,
+                retired: 1,
+                extended: true
+            }
+        );
+        let idx = VectorIndex::open(&second).unwrap();
+        assert_eq!(idx.vector_count(), 6);
+        let near_b = iris(idx.search(&unit(&[0.0, 1.0, 0.0]), 1, false).unwrap());
+        assert_eq!(near_b, ["b2"], "the retired vector of b is never returned");
+        let near_f = iris(idx.search(&unit(&[0.5, 0.0, 0.5]), 1, false).unwrap());
+        assert_eq!(near_f, ["f"]);
+        // A reused vector takes its new article's IRI and latest flag.
+        let near_c = iris(idx.search(&unit(&[0.0, 0.0, 1.0]), 1, true).unwrap());
+        assert_eq!(near_c, ["c-moved"]);
+        assert!(
+            !iris(idx.search(&unit(&[0.0, 0.0, 1.0]), 6, false).unwrap())
+                .contains(&"c-moved".to_owned())
+        );
+        // The first build's index still answers as before.
+        let old = VectorIndex::open(&first).unwrap();
+        assert_eq!(
+            iris(old.search(&unit(&[0.0, 1.0, 0.0]), 1, false).unwrap()),
+            ["b"]
+        );
+        // Keys in use: the retired text is not among them; the cache can drop it.
+        let keys = index_keys(&second).unwrap().unwrap();
+        assert_eq!(keys.keys.len(), 6);
+        assert!(!keys.keys.contains(&EmbeddingCache::key("b")));
+        let mut cache = EmbeddingCache::open(dir.path(), "m", 3).unwrap();
+        cache
+            .insert(vec![kv("a", &[1.0, 0.0, 0.0]), kv("b", &[0.0, 1.0, 0.0])])
+            .unwrap();
+        let keep = keys.keys.into_iter().collect();
+        assert_eq!(cache.retain(&keep).unwrap(), 1);
+        let cache = EmbeddingCache::open(dir.path(), "m", 3).unwrap();
+        assert_eq!(cache.len(), 1);
+        assert!(cache.get(&EmbeddingCache::key("a")).is_some());
+    }
+
+    #[test]
+    fn an_index_with_too_much_gone_is_built_anew() {
+        let dir = tempfile::tempdir().unwrap();
+        let (first, second) = (dir.path().join("1"), dir.path().join("2"));
+        let mut w = VectorIndexWriter::new(&first, "m", 3);
+        w.add("a", true, vec![kv("a", &[1.0, 0.0, 0.0])]);
+        w.add("b", true, vec![kv("b", &[0.0, 1.0, 0.0])]);
+        w.finish(None).unwrap();
+        let mut w = VectorIndexWriter::new(&second, "m", 3);
+        w.add("a", true, vec![kv("a", &[1.0, 0.0, 0.0])]);
+        w.add("c", true, vec![kv("c", &[0.0, 0.0, 1.0])]);
+        let report = w.finish(Some(&first)).unwrap();
+        assert!(!report.extended, "{report:?}");
+        assert_eq!(VectorIndex::open(&second).unwrap().vector_count(), 2);
+        // Another model: never mixed into the old index.
+        let third = dir.path().join("3");
+        let mut w = VectorIndexWriter::new(&third, "other", 3);
+        w.add("a", true, vec![kv("a", &[1.0, 0.0, 0.0])]);
+        assert!(!w.finish(Some(&second)).unwrap().extended);
     }
 
     #[test]

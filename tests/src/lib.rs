@@ -48,6 +48,7 @@ pub fn build_store(profile_path: PathBuf, structure_only: bool) -> BuiltStore {
         db_url: None,
         strict: false,
         structure_only,
+        incremental: true,
     };
     let rt = tokio::runtime::Runtime::new().unwrap();
     let summary = rt
