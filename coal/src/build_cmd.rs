@@ -142,6 +142,23 @@ fn print_summary(s: &kg_build::BuildSummary, store: &std::path::Path) {
             i.retired
         );
     }
+    let f = &s.fusion;
+    println!(
+        "  fusion: {} concepts, {} candidate pairs ({} same label, {} similar label, {} near embedding); merged {} by rules, {} by the LLM; apart {} by rules, {} by the LLM, {} unsure (kept apart), {} refused as chains; {} entities from {} concepts",
+        f.concepts,
+        f.candidates,
+        f.same_label,
+        f.similar_label,
+        f.near_embedding,
+        f.merged_by_rules,
+        f.merged_by_llm,
+        f.apart_by_rules,
+        f.apart_by_llm,
+        f.unsure_kept_apart,
+        f.refused_by_constraint,
+        f.entities,
+        f.concepts_fused
+    );
     if let Some(d) = &s.domains {
         println!(
             "  domains: {} articles in {} topic clusters and {} domains (BIC); NMI/ARI with the corpus folders {:.3}/{:.3} (random {:.3}/{:.3}), ARI with chapters within laws {:.3} (random {:.3})",
@@ -155,6 +172,12 @@ fn print_summary(s: &kg_build::BuildSummary, store: &std::path::Path) {
             d.ari_chapters,
             d.ari_chapters_random
         );
+        if d.summaries + d.summary_failures > 0 {
+            println!(
+                "  domain summaries (LLM): {} written, {} failed (those keep only their terms)",
+                d.summaries, d.summary_failures
+            );
+        }
     }
     if let Some(e) = &s.extraction {
         println!(

@@ -181,6 +181,10 @@ pub struct BuildArgs {
     /// only what changed (embeddings and LLM replies stay cached either way).
     #[arg(long)]
     pub from_scratch: bool,
+    /// Share of new or changed articles (0 to 1) past which the domains are clustered
+    /// again; below it new articles join their nearest topic.
+    #[arg(long, default_value_t = kg_build::domains::RECLUSTER_SHARE, value_name = "SHARE")]
+    pub recluster_share: f64,
     #[command(flatten)]
     pub model: ModelArgs,
     /// Print the summary as JSON on stdout.
@@ -238,6 +242,12 @@ impl BuildArgs {
                 bail!("statute file {} does not exist", f.display());
             }
         }
+        if !(0.0..=1.0).contains(&self.recluster_share) {
+            bail!(
+                "--recluster-share {} is not a share between 0 and 1",
+                self.recluster_share
+            );
+        }
         if self.store.store.exists() && !self.store.store.is_dir() {
             bail!(
                 "store path {} exists and is not a directory",
@@ -258,6 +268,7 @@ impl BuildArgs {
                 strict: self.strict,
                 structure_only: self.structure_only,
                 incremental: !self.from_scratch,
+                recluster_share: self.recluster_share,
             },
             self.json,
         ))

@@ -1424,6 +1424,10 @@ fn sorted_quads(store: &Path) -> Vec<String> {
     lines
 }
 
+fn s_of(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
 fn names(v: &serde_json::Value) -> Vec<&str> {
     v.as_array()
         .unwrap()
@@ -1469,10 +1473,11 @@ fn an_incremental_rebuild_rewrites_only_what_changed_and_equals_a_build_from_scr
     assert_eq!(names(&r["laws_changed"]), ["示范保障法"], "{r}");
     assert_eq!(names(&r["laws_relinked"]), ["示范引用法"], "{r}");
     assert!(names(&r["laws_added"]).is_empty() && names(&r["laws_removed"]).is_empty());
-    // Kept: 示范劳动法's work and version graphs and 示范引用法's work graph. Written:
+    // Kept: 示范劳动法's work and version graphs, 示范引用法's work graph and the fusion
+    // graph (no concept is defined twice here). Written:
     // 示范保障法's work (a new version), its 2018 version (it gains an end of validity)
     // and its 2022 version, 示范引用法's version (references), the domains, the build record.
-    assert_eq!(r["graphs_kept"], 3, "{r}");
+    assert_eq!(r["graphs_kept"], 4, "{r}");
     assert_eq!(r["graphs_written"], 6, "{r}");
     // Only the new version's texts are embedded; the index is extended, not rebuilt.
     let e = &second["embeddings"];
@@ -1501,6 +1506,15 @@ fn an_incremental_rebuild_rewrites_only_what_changed_and_equals_a_build_from_scr
         "SELECT ?t WHERE { ?r a coal:Reference ; coal:rawText ?raw ; coal:refersTo ?t . FILTER(CONTAINS(?raw, \"示范保障法\")) }",
     ]);
     assert!(stdout(&cited).contains("2022-10-30"), "{}", stdout(&cited));
+    // The article diff of the two versions, counted by hand: 第一条 and 第二条 reworded,
+    // 第三条 new.
+    let diff = coal(&["diff", "--store", s_of(&store), "示范保障法", "--json"]);
+    let diff: serde_json::Value = serde_json::from_slice(&diff.stdout).unwrap();
+    assert_eq!(
+        diff["counts"],
+        serde_json::json!([["added", 1], ["modified", 2]]),
+        "nothing removed or renumbered: {diff}"
+    );
     // Dense search sees the new version and not the old one.
     let out = coal(&[
         "search",
@@ -1536,4 +1550,202 @@ fn an_incremental_rebuild_rewrites_only_what_changed_and_equals_a_build_from_scr
     );
     assert_eq!(fourth["embeddings"]["index"]["inserted"], 0);
     assert_eq!(sorted_quads(&store), sorted_quads(&scratch));
+    let bad = coal(&[
+        "build",
+        "--corpus",
+        s_of(&corpus),
+        "--store",
+        s,
+        "--recluster-share",
+        "2",
+    ]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("--recluster-share 2"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+/// A chat endpoint for builds that ask several kinds of question: the first rule whose
+/// needles all occur in the request answers; extraction prompts get no triples.
+struct RoutedChat(Vec<(Vec<&'static str>, &'static str)>);
+
+impl wiremock::Respond for RoutedChat {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body = String::from_utf8_lossy(&request.body);
+        for (needles, reply) in &self.0 {
+            if needles.iter().all(|n| body.contains(n)) {
+                return chat_reply(reply);
+            }
+        }
+        chat_reply("{\"triples\":[]}")
+    }
+}
+
+fn routed_chat_config(
+    dir: &Path,
+    rules: Vec<(Vec<&'static str>, &'static str)>,
+) -> (tokio::runtime::Runtime, wiremock::MockServer, PathBuf) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(wiremock::MockServer::start());
+    rt.block_on(
+        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
+            .respond_with(RoutedChat(rules))
+            .mount(&server),
+    );
+    let config = dir.join("coal.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[llm]\nurl = \"{}\"\nmodel = \"scripted\"\nattempts = 1\ntimeout_secs = 5\nconcurrency = 1\n",
+            server.uri()
+        ),
+    )
+    .unwrap();
+    (rt, server, config)
+}
+
+#[test]
+fn protocol_topics_get_llm_summaries_and_a_bad_reply_leaves_only_the_terms() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rt, server, config) = routed_chat_config(
+        dir.path(),
+        vec![
+            (vec!["主题概括", "下属主题"], "我觉得是妇女"),
+            (vec!["主题概括"], "{\"summary\": \"妇女权益保障\"}"),
+        ],
+    );
+    let store = dir.path().join("store");
+    let c = config.to_str().unwrap();
+    let summary = build_with(&store, &fixtures().join("versions"), &["--config", c]);
+    let d = &summary["domains"];
+    let (topics, domains) = (
+        d["topics"].as_u64().unwrap(),
+        d["domains"].as_u64().unwrap(),
+    );
+    assert_eq!(d["summaries"], topics, "{d}");
+    assert_eq!(d["summary_failures"], domains, "{d}");
+    let s = store.to_str().unwrap();
+    let q = |sparql: &str| {
+        let out = coal(&["sparql", "--store", s, "--format", "csv", sparql]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let with = q(
+        "SELECT ?t ?summary WHERE { ?t a coal:Domain ; coal:summary ?summary ; skos:broader ?d }",
+    );
+    assert_eq!(
+        with.matches("妇女权益保障").count() as u64,
+        topics,
+        "{with}"
+    );
+    let domain_summaries = q(
+        "SELECT ?d WHERE { ?d a coal:Domain ; coal:summary ?s FILTER NOT EXISTS { ?d skos:broader ?x } }",
+    );
+    assert_eq!(
+        domain_summaries.trim(),
+        "d",
+        "no summary from a bad reply: {domain_summaries}"
+    );
+    // The terms stay the label either way.
+    let labels = q("SELECT (COUNT(?l) AS ?n) WHERE { ?d a coal:Domain ; coal:label ?l }");
+    assert!(labels.contains(&(topics + domains).to_string()), "{labels}");
+    // A rebuild asks again only what failed (two attempts per domain).
+    let before = rt.block_on(server.received_requests()).unwrap().len();
+    build_with(&store, &fixtures().join("versions"), &["--config", c]);
+    let asked = rt.block_on(server.received_requests()).unwrap().len() - before;
+    assert_eq!(asked as u64, 2 * domains);
+}
+
+#[test]
+fn protocol_entity_fusion_merges_by_rules_asks_the_llm_when_unsure_and_records_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    let law = |name: &str, date: &str, body: &str| {
+        std::fs::write(
+            corpus.join(format!("{name}({date}).md")),
+            format!("# {name}\n\n<!-- INFO END -->\n\n{body}\n"),
+        )
+        .unwrap();
+    };
+    let kin =
+        "本法所称近亲属，是指配偶、父母、子女、兄弟姐妹、祖父母、外祖父母、孙子女、外孙子女。";
+    law(
+        "示范甲法",
+        "2020-01-01",
+        &format!("第一条 {kin}\n\n第二条 近亲属可以代为申请。"),
+    );
+    law("示范乙法", "2021-01-01", &format!("第一条 {kin}"));
+    law(
+        "示范丙法",
+        "2022-01-01",
+        "第一条 本法所称近亲属，是指船舶所有人书面委托的港口代理机构。",
+    );
+    law(
+        "示范丁法",
+        "2022-01-01",
+        "第一条 本法所称未成年人，是指未满十八周岁的公民。",
+    );
+    let (rt, server, config) = routed_chat_config(
+        dir.path(),
+        vec![
+            (
+                vec!["是否指同一事物", "示范甲法", "示范丙法"],
+                "{\"same\": false, \"reason\": \"所指范围完全不同\"}",
+            ),
+            (
+                vec!["是否指同一事物", "示范乙法", "示范丙法"],
+                "```json\n{\"verdict\": \"maybe\"}\n```",
+            ),
+            (vec!["主题概括"], "{\"summary\": \"近亲属\"}"),
+        ],
+    );
+    let store = dir.path().join("store");
+    let summary = build_with(&store, &corpus, &["--config", config.to_str().unwrap()]);
+    let f = &summary["fusion"];
+    assert_eq!(f["concepts"], 4, "{f}");
+    assert_eq!(f["same_label"], 3, "{f}");
+    assert_eq!(f["merged_by_rules"], 1, "identical definitions: {f}");
+    assert_eq!(f["apart_by_llm"], 1, "{f}");
+    assert_eq!(f["llm_failures"], 1, "a reply without a verdict: {f}");
+    assert_eq!(f["entities"], 1, "{f}");
+    assert_eq!(f["concepts_fused"], 2, "{f}");
+    let s = store.to_str().unwrap();
+    let q = |sparql: &str| {
+        let out = coal(&["sparql", "--store", s, "--format", "csv", sparql]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    // The entity, its label and the two concepts fused into it.
+    let fused = q(
+        "SELECT ?label ?c WHERE { ?e a coal:Entity ; skos:prefLabel ?label . ?c coal:fusedInto ?e } ORDER BY ?c",
+    );
+    assert!(fused.contains("近亲属"), "{fused}");
+    assert!(
+        fused.contains("示范甲法/concept/") && fused.contains("示范乙法/concept/"),
+        "{fused}"
+    );
+    assert!(!fused.contains("示范丙法"), "{fused}");
+    // Every decision with its evidence and who made it.
+    let decisions = q(
+        "SELECT ?decision ?by ?evidence WHERE { ?d a coal:FusionDecision ; coal:decision ?decision ; coal:decidedBy ?by ; coal:evidence ?evidence } ORDER BY ?decision ?by",
+    );
+    let rows = decisions.lines().filter(|l| !l.trim().is_empty()).count();
+    assert_eq!(rows, 4, "a header and three pairs: {decisions}");
+    assert!(
+        decisions.contains("merged,rules,same normalized label"),
+        "{decisions}"
+    );
+    assert!(decisions.contains("所指范围完全不同"), "{decisions}");
+    assert!(decisions.contains("LLM failed"), "{decisions}");
+    // Rebuilding asks nothing new: the verdict is cached; the failed pair is asked again.
+    let before = rt.block_on(server.received_requests()).unwrap().len();
+    let again = build_with(&store, &corpus, &["--config", config.to_str().unwrap()]);
+    assert_eq!(again["fusion"]["apart_by_llm"], 1);
+    let asked = rt.block_on(server.received_requests()).unwrap().len() - before;
+    // The extraction replies (empty) and the verdict are cached; the malformed pair is
+    // asked again (two attempts).
+    assert_eq!(asked, 2, "{asked} requests");
 }

@@ -44,10 +44,16 @@ pub struct DomainReport {
     /// ARI within laws (NMI favours many small clusters, which random labels have).
     pub ari_chapters: f64,
     pub ari_chapters_random: f64,
+    /// Topics and domains given an LLM summary, and the ones whose request failed.
+    #[serde(default)]
+    pub summaries: usize,
+    #[serde(default)]
+    pub summary_failures: usize,
 }
 
 /// Past this share of new or changed articles the clusters are computed again; below it
-/// the previous build's clusters are kept and new articles join their nearest topic.
+/// the previous build's clusters are kept and new articles join their nearest topic
+/// (the default of `coal build --recluster-share`).
 pub const RECLUSTER_SHARE: f64 = 0.10;
 
 /// What a build keeps of its clusters for the next one (`domains.json` in its folder).
@@ -79,8 +85,12 @@ impl Stored {
 
     /// Topics for `articles` ((IRI, text hash, vector)) from these clusters: kept for
     /// unchanged articles, the nearest centroid for the others. `None` when more than
-    /// [`RECLUSTER_SHARE`] of them are new or changed (or nothing was stored).
-    pub fn reuse(&self, articles: &[(String, String, &[f32])]) -> Option<(Vec<usize>, f64)> {
+    /// `max_share` of them are new or changed (or nothing was stored).
+    pub fn reuse(
+        &self,
+        articles: &[(String, String, &[f32])],
+        max_share: f64,
+    ) -> Option<(Vec<usize>, f64)> {
         let known: HashMap<(&str, &str), usize> = self
             .articles
             .iter()
@@ -91,7 +101,7 @@ impl Stored {
             .filter(|(i, h, _)| !known.contains_key(&(i.as_str(), h.as_str())))
             .count();
         let share = changed as f64 / articles.len().max(1) as f64;
-        if share > RECLUSTER_SHARE || self.centroids.is_empty() {
+        if share > max_share || self.centroids.is_empty() {
             return None;
         }
         let topics = articles
@@ -133,6 +143,21 @@ pub struct Clustering {
     pub domain: Vec<usize>,
     pub topic_bic: Vec<(usize, f64)>,
     pub domain_bic: Vec<(usize, f64)>,
+}
+
+/// The `k` nearest others of each unit vector, with their cosine.
+pub(crate) fn neighbours(vectors: &[Vec<f32>], k: usize) -> Vec<Vec<(usize, f64)>> {
+    let (idx, dist) = knn(vectors, (k + 1).min(vectors.len()));
+    (0..vectors.len())
+        .map(|i| {
+            idx.row(i)
+                .iter()
+                .zip(dist.row(i))
+                .filter(|(j, _)| **j != u32::MAX && **j as usize != i)
+                .map(|(j, d)| (*j as usize, (1.0 - *d as f64) / (0.9999f64 * 0.9999)))
+                .collect()
+        })
+        .collect()
 }
 
 fn knn(vectors: &[Vec<f32>], k: usize) -> (ndarray17::Array2<u32>, ndarray17::Array2<f32>) {
@@ -496,14 +521,16 @@ mod tests {
             .collect();
         now[45].1 = "changed".into();
         now[3].1 = "changed".into();
-        let (t, share) = stored.reuse(&now).unwrap();
+        let (t, share) = stored.reuse(&now, RECLUSTER_SHARE).unwrap();
         assert_eq!(t, topic);
         assert!((share - 2.0 / 60.0).abs() < 1e-12);
         // Seven changed (11.7%): cluster again.
         for n in now.iter_mut().take(7) {
             n.1 = "changed".into();
         }
-        assert!(stored.reuse(&now).is_none());
+        assert!(stored.reuse(&now, RECLUSTER_SHARE).is_none());
+        // A larger share allowed: still kept.
+        assert!(stored.reuse(&now, 0.2).is_some());
     }
 
     #[test]

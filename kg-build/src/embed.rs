@@ -60,6 +60,73 @@ pub fn article_passages(v: &LawVersion, a: &Article, embedder: &dyn Embedder) ->
     out
 }
 
+/// Embeds `missing` (texts the cache lacks, each once) in batches, caching each batch as
+/// it comes so an interrupted build loses little. Returns (texts, tokens) embedded.
+fn fill_cache(
+    cache: &mut EmbeddingCache,
+    embedder: &dyn Embedder,
+    missing: &[&str],
+    stage: &str,
+    observer: &dyn BuildObserver,
+) -> Result<(usize, usize), BuildError> {
+    observer.stage(stage, Some(missing.len() as u64));
+    let mut tokens = 0;
+    for (done, batch) in missing.chunks(BATCH).enumerate() {
+        let vectors = embedder
+            .embed(batch, TextKind::Passage)
+            .map_err(BuildError::Model)?;
+        tokens += batch
+            .iter()
+            .map(|t| embedder.token_count(t, TextKind::Passage))
+            .sum::<usize>();
+        cache.insert(
+            batch
+                .iter()
+                .map(|t| EmbeddingCache::key(t))
+                .zip(vectors)
+                .collect(),
+        )?;
+        observer.progress(((done + 1) * BATCH).min(missing.len()) as u64);
+    }
+    Ok((missing.len(), tokens))
+}
+
+/// Unit passage embeddings of `texts`, through the store's cache (what it lacks is
+/// embedded and cached).
+pub fn cached_vectors(
+    writer: &BuildWriter,
+    embedder: &dyn Embedder,
+    texts: &[String],
+    observer: &dyn BuildObserver,
+) -> Result<Vec<Vec<f32>>, BuildError> {
+    let mut cache = writer.embedding_cache(embedder.model_id(), embedder.dim())?;
+    let mut seen = std::collections::HashSet::new();
+    let missing: Vec<&str> = texts
+        .iter()
+        .filter(|t| cache.get(&EmbeddingCache::key(t)).is_none() && seen.insert(t.as_str()))
+        .map(String::as_str)
+        .collect();
+    fill_cache(
+        &mut cache,
+        embedder,
+        &missing,
+        "fusion embeddings",
+        observer,
+    )?;
+    let keys: Vec<TextKey> = texts.iter().map(|t| EmbeddingCache::key(t)).collect();
+    writer.record_extra_embedding_keys(embedder.model_id(), &keys)?;
+    Ok(texts
+        .iter()
+        .map(|t| {
+            let v = cache
+                .get(&EmbeddingCache::key(t))
+                .expect("every text was embedded");
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+            v.iter().map(|x| x / norm).collect()
+        })
+        .collect())
+}
+
 /// Embeds what the cache lacks and writes the vector index (`incremental`: extending the
 /// previous build's when it can). Returns the report and, for
 /// every article in [`placed_articles`] order, the cache keys of its passages.
@@ -95,25 +162,9 @@ pub fn embed_stage(
             }
         }
     }
-    observer.stage("embed", Some(missing.len() as u64));
-    for (done, batch) in missing.chunks(BATCH).enumerate() {
-        let vectors = embedder
-            .embed(batch, TextKind::Passage)
-            .map_err(BuildError::Model)?;
-        report.tokens_embedded += batch
-            .iter()
-            .map(|t| embedder.token_count(t, TextKind::Passage))
-            .sum::<usize>();
-        report.embedded += batch.len();
-        cache.insert(
-            batch
-                .iter()
-                .map(|t| EmbeddingCache::key(t))
-                .zip(vectors)
-                .collect(),
-        )?;
-        observer.progress(((done + 1) * BATCH).min(missing.len()) as u64);
-    }
+    let (embedded, tokens) = fill_cache(&mut cache, embedder, &missing, "embed", observer)?;
+    report.embedded = embedded;
+    report.tokens_embedded = tokens;
     observer.stage("vectors", None);
     let mut index = writer.vector_index_writer(embedder.model_id(), embedder.dim());
     let mut keys_per_article = Vec::with_capacity(articles.len());

@@ -186,6 +186,61 @@ impl ReplyCache {
     }
 }
 
+/// What [`ask_cached`] got.
+pub struct Asked<T> {
+    pub outcome: Result<T, String>,
+    pub calls: usize,
+    pub from_cache: bool,
+}
+
+/// One question to the model through the reply cache: a cached reply is parsed; else up
+/// to [`ATTEMPTS`] calls until `parse` accepts a reply, which is then cached. Never fails
+/// on model output: the last problem comes back as `Err`.
+pub fn ask_cached<T>(
+    chat: &dyn ChatModel,
+    cache: &ReplyCache,
+    system: &str,
+    user: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Asked<T> {
+    let key = ReplyCache::key(chat.id(), system, user);
+    if let Some(reply) = cache.get(&key) {
+        return Asked {
+            outcome: parse(reply),
+            calls: 0,
+            from_cache: true,
+        };
+    }
+    let mut last = String::new();
+    for calls in 1..=ATTEMPTS {
+        match chat.complete(system, user) {
+            Ok(reply) => match parse(&reply) {
+                Ok(parsed) => {
+                    // A failed cache write only means the next build asks again.
+                    let _ = cache.append(&key, &reply);
+                    return Asked {
+                        outcome: Ok(parsed),
+                        calls,
+                        from_cache: false,
+                    };
+                }
+                Err(e) => last = e,
+            },
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Asked {
+        outcome: Err(last),
+        calls: ATTEMPTS,
+        from_cache: false,
+    }
+}
+
+/// The JSON object in a reply (Markdown fences removed).
+pub fn reply_json(reply: &str) -> Result<serde_json::Value, String> {
+    serde_json::from_str(json_part(reply)).map_err(|e| format!("not the expected JSON: {e}"))
+}
+
 /// One article to extract from: its IRI and prompt.
 pub struct Job {
     pub iri: String,
@@ -216,36 +271,12 @@ pub fn extract(
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(job) = jobs.get(i) else { break };
-                    let key = ReplyCache::key(chat.id(), &system, &job.user);
-                    let outcome = match cache.get(&key) {
-                        Some(reply) => {
-                            report.lock().unwrap().from_cache += 1;
-                            parse_reply(reply)
-                        }
-                        None => {
-                            let mut last = String::new();
-                            let mut ok = None;
-                            for _ in 0..ATTEMPTS {
-                                report.lock().unwrap().calls += 1;
-                                match chat.complete(&system, &job.user) {
-                                    Ok(reply) => match parse_reply(&reply) {
-                                        Ok(parsed) => {
-                                            if let Err(e) = cache.append(&key, &reply) {
-                                                last = format!(
-                                                    "cache {}: {e}",
-                                                    cache.path().display()
-                                                );
-                                            }
-                                            ok = Some(parsed);
-                                            break;
-                                        }
-                                        Err(e) => last = e,
-                                    },
-                                    Err(e) => last = e.to_string(),
-                                }
-                            }
-                            ok.ok_or(last)
-                        }
+                    let asked = ask_cached(chat, cache, &system, &job.user, parse_reply);
+                    let outcome = {
+                        let mut r = report.lock().unwrap();
+                        r.calls += asked.calls;
+                        r.from_cache += asked.from_cache as usize;
+                        asked.outcome
                     };
                     {
                         let mut r = report.lock().unwrap();

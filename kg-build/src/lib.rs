@@ -10,8 +10,10 @@ pub mod delta;
 pub mod domains;
 mod embed;
 pub mod extract;
+pub mod fusion;
 pub mod knowledge;
 mod rdf;
+pub mod summaries;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
@@ -64,6 +66,9 @@ pub struct BuildOptions {
     /// Start from the current build's graph and vector index and rewrite only what
     /// changed (the default); false builds everything anew.
     pub incremental: bool,
+    /// Share of new or changed articles past which the domains are clustered again
+    /// (below it new articles join their nearest topic).
+    pub recluster_share: f64,
 }
 
 /// What a build did, printed by `coal build` and stored with the build.
@@ -94,6 +99,8 @@ pub struct BuildSummary {
     pub extraction: Option<extract::ExtractReport>,
     /// Topic clusters and domains, when the build had embeddings.
     pub domains: Option<domains::DomainReport>,
+    /// Concepts of different laws fused into entities.
+    pub fusion: fusion::FusionReport,
     /// What an incremental build kept from the previous one and what it rewrote.
     pub reuse: ReuseReport,
     pub seconds: BTreeMap<String, f64>,
@@ -225,13 +232,14 @@ pub async fn build_with_llm(
         embedder,
         llm,
         base,
-        opts.incremental,
+        opts,
     )
     .await
     {
-        Ok((counts, embeddings, knowledge, extraction, domain_report, reuse)) => {
+        Ok((counts, embeddings, knowledge, extraction, domain_report, reuse, fusion_report)) => {
             let mut summary = summarize(&corpus, writer.id(), counts, seconds);
             summary.reuse = reuse;
+            summary.fusion = fusion_report;
             summary.domains = domain_report;
             summary.embeddings = embeddings;
             summary.knowledge = knowledge;
@@ -264,7 +272,7 @@ async fn write(
     embedder: Option<&dyn coal_models::Embedder>,
     llm: Option<Extraction<'_>>,
     base: Option<(String, delta::GraphState)>,
-    incremental: bool,
+    opts: &BuildOptions,
 ) -> Result<
     (
         GraphCounts,
@@ -273,6 +281,7 @@ async fn write(
         Option<extract::ExtractReport>,
         Option<domains::DomainReport>,
         ReuseReport,
+        fusion::FusionReport,
     ),
     BuildError,
 > {
@@ -280,9 +289,9 @@ async fn write(
     // Extraction comes first: its triples belong to the version graphs written next.
     let mut extraction = None;
     let mut extracted = HashMap::new();
-    if let Some(llm) = llm {
+    if let Some(llm) = &llm {
         let t = Instant::now();
-        let (report, sinks) = extract_stage(writer, corpus, &llm, observer)?;
+        let (report, sinks) = extract_stage(writer, corpus, llm, observer)?;
         extracted = sinks;
         extraction = Some(report);
         seconds.insert("extract".to_owned(), t.elapsed().as_secs_f64());
@@ -304,6 +313,7 @@ async fn write(
     };
     let base_laws = base.as_ref().map(|b| b.1.laws.clone()).unwrap_or_default();
     let mut delta = delta::GraphDelta::new(writer.graph(), base.map(|b| b.1));
+    let mut concepts: BTreeMap<String, fusion::ConceptRecord> = BTreeMap::new();
     // The quads of a batch of laws are made in parallel (they depend on nothing but the
     // corpus), then loaded in corpus order.
     let mut made: std::collections::VecDeque<LawQuads> = Default::default();
@@ -333,7 +343,11 @@ async fn write(
             title: Set(law.latest().title.clone()),
             version_count: Set(law.versions.len() as i32),
         });
-        for ((i, v), (mut g, k, report)) in law.versions.iter().enumerate().zip(versions) {
+        for ((i, v), (mut g, k, report, defined)) in law.versions.iter().enumerate().zip(versions) {
+            // A concept's latest definition stands for it.
+            for c in defined {
+                concepts.insert(c.iri.clone(), c);
+            }
             counts.add(&g.counts);
             counts.add(&k.counts);
             g.append(k);
@@ -435,7 +449,7 @@ async fn write(
         if let Some(embedder) = embedder {
             let t = Instant::now();
             let (report, passage_keys) =
-                embed::embed_stage(writer, corpus, embedder, incremental, observer)?;
+                embed::embed_stage(writer, corpus, embedder, opts.incremental, observer)?;
             embed_report = Some(report);
             seconds.insert("embed".to_owned(), t.elapsed().as_secs_f64());
             let t = Instant::now();
@@ -444,7 +458,8 @@ async fn write(
                 corpus,
                 embedder,
                 &passage_keys,
-                incremental,
+                opts.incremental.then_some(opts.recluster_share),
+                llm.as_ref(),
                 observer,
             )?;
             counts.add(&quads.counts);
@@ -453,6 +468,14 @@ async fn write(
             seconds.insert("domains".to_owned(), t.elapsed().as_secs_f64());
         }
     }
+    let t = Instant::now();
+    let concepts: Vec<fusion::ConceptRecord> = concepts.into_values().collect();
+    let embedder = embedder.filter(|_| !structure_only);
+    let (fusion_report, quads) = fusion_stage(writer, &concepts, embedder, llm.as_ref(), observer)?;
+    counts.add(&quads.counts);
+    delta.put(quads)?;
+    seconds.insert("fusion".to_owned(), t.elapsed().as_secs_f64());
+
     let t = Instant::now();
     reuse.graphs_removed = delta.finish()?;
     reuse.graphs_kept = delta.kept;
@@ -483,7 +506,46 @@ async fn write(
         extraction,
         domain_report,
         reuse,
+        fusion_report,
     ))
+}
+
+/// Fuses concepts of different laws (embeddings of label and definition when the build
+/// has a model, the LLM for unsure pairs when one is configured).
+fn fusion_stage(
+    writer: &BuildWriter,
+    concepts: &[fusion::ConceptRecord],
+    embedder: Option<&dyn coal_models::Embedder>,
+    llm: Option<&Extraction<'_>>,
+    observer: &dyn BuildObserver,
+) -> Result<(fusion::FusionReport, rdf::QuadSink), BuildError> {
+    observer.stage("fusion", None);
+    let vectors = match embedder {
+        Some(e) => {
+            let texts: Vec<String> = concepts.iter().map(fusion::embedded_text).collect();
+            Some(embed::cached_vectors(writer, e, &texts, observer)?)
+        }
+        None => None,
+    };
+    let (decisions, entities, report) = match llm {
+        Some(llm) => {
+            let cache = reply_cache(writer)?;
+            let arbiter = fusion::LlmArbiter {
+                chat: llm.chat,
+                cache: &cache,
+            };
+            fusion::fuse(concepts, vectors.as_deref(), &arbiter)
+        }
+        None => fusion::fuse(concepts, vectors.as_deref(), &fusion::NoArbiter),
+    };
+    Ok((report, fusion::quads(concepts, &decisions, &entities)))
+}
+
+/// The store-wide cache of LLM replies.
+fn reply_cache(writer: &BuildWriter) -> Result<extract::ReplyCache, BuildError> {
+    let path = writer.cache_dir().join("llm-replies.jsonl");
+    extract::ReplyCache::open(&path)
+        .map_err(|e| BuildError::Store(kg_store::StoreError::Io { path, source: e }))
 }
 
 /// Clusters the latest articles by their embeddings into topics and domains, labels them,
@@ -493,7 +555,8 @@ fn domain_stage(
     corpus: &Corpus,
     embedder: &dyn coal_models::Embedder,
     passage_keys: &[Vec<kg_store::TextKey>],
-    incremental: bool,
+    recluster_share: Option<f64>,
+    llm: Option<&Extraction<'_>>,
     observer: &dyn BuildObserver,
 ) -> Result<(domains::DomainReport, rdf::QuadSink), BuildError> {
     use coal_ontology::{iri, vocab};
@@ -545,11 +608,12 @@ fn domain_stage(
         .collect();
     let previous = writer
         .previous_build_dir()
-        .filter(|_| incremental)
+        .filter(|_| recluster_share.is_some())
         .and_then(|d| domains::Stored::read(&d));
-    let reused = previous
-        .as_ref()
-        .and_then(|p| p.reuse(&items).map(|(topic, share)| (p, topic, share)));
+    let reused = previous.as_ref().and_then(|p| {
+        p.reuse(&items, recluster_share.unwrap_or(0.0))
+            .map(|(topic, share)| (p, topic, share))
+    });
     let (c, changed_share, kept_labels) = match reused {
         Some((p, topic, share)) => (
             domains::Clustering {
@@ -607,7 +671,7 @@ fn domain_stage(
         chap_ari_rand += w * domains::ari(&pick(&random), &truth);
         weight += w;
     }
-    let report = domains::DomainReport {
+    let mut report = domains::DomainReport {
         reused: was_reused,
         changed_share,
         articles: iris.len(),
@@ -623,6 +687,7 @@ fn domain_stage(
         nmi_chapters_random: chap_rand / weight.max(1.0),
         ari_chapters: chap_ari / weight.max(1.0),
         ari_chapters_random: chap_ari_rand / weight.max(1.0),
+        ..Default::default()
     };
     let (topic_labels, domain_labels) = kept_labels.unwrap_or_else(|| {
         let domain_of_article: Vec<usize> = c.topic.iter().map(|&t| c.domain[t]).collect();
@@ -631,6 +696,57 @@ fn domain_stage(
             domains::labels(&texts, &domain_of_article, n_domains, 3),
         )
     });
+    let centroids = domains::centroids(&vectors, &c.topic, topics);
+    // With an LLM: a one-line summary of each topic (from its label and the articles
+    // nearest its centre) and of each domain (from its label and its topics' summaries).
+    let (mut topic_summaries, mut domain_summaries) = (Vec::new(), Vec::new());
+    if let Some(llm) = llm {
+        observer.stage("domain summaries", Some((topics + n_domains) as u64));
+        let cache = reply_cache(writer)?;
+        let prompts: Vec<String> = (0..topics)
+            .map(|t| {
+                let mut members: Vec<usize> =
+                    (0..iris.len()).filter(|&i| c.topic[i] == t).collect();
+                let closeness = |i: usize| -> f32 {
+                    vectors[i]
+                        .iter()
+                        .zip(&centroids[t])
+                        .map(|(a, b)| a * b)
+                        .sum()
+                };
+                members.sort_by(|&x, &y| closeness(y).total_cmp(&closeness(x)));
+                let samples: Vec<&str> =
+                    members.iter().take(3).map(|&i| texts[i].as_str()).collect();
+                summaries::topic_prompt(&topic_labels[t], &samples)
+            })
+            .collect();
+        let (found, failed) =
+            summaries::ask_all(llm.chat, &cache, &prompts, &|n| observer.progress(n as u64));
+        topic_summaries = found;
+        let prompts: Vec<String> = (0..n_domains)
+            .map(|d| {
+                let parts: Vec<&str> = (0..topics)
+                    .filter(|&t| c.domain[t] == d)
+                    .map(|t| {
+                        topic_summaries[t]
+                            .as_deref()
+                            .unwrap_or(topic_labels[t].as_str())
+                    })
+                    .collect();
+                summaries::domain_prompt(&domain_labels[d], &parts)
+            })
+            .collect();
+        let (found, failed_domains) = summaries::ask_all(llm.chat, &cache, &prompts, &|n| {
+            observer.progress((topics + n) as u64)
+        });
+        domain_summaries = found;
+        report.summary_failures = failed + failed_domains;
+        report.summaries = topic_summaries
+            .iter()
+            .chain(&domain_summaries)
+            .flatten()
+            .count();
+    }
     let stored = domains::Stored {
         articles: iris
             .iter()
@@ -638,7 +754,7 @@ fn domain_stage(
             .zip(&c.topic)
             .map(|((i, h), &t)| (i.clone(), h.clone(), t))
             .collect(),
-        centroids: domains::centroids(&vectors, &c.topic, topics),
+        centroids: centroids.clone(),
         domain_of_topic: c.domain.clone(),
         topic_labels: topic_labels.clone(),
         domain_labels: domain_labels.clone(),
@@ -656,11 +772,17 @@ fn domain_stage(
         let diri = iri::domain("domain", d);
         g.node(&diri, vocab::DOMAIN);
         g.zh(&diri, vocab::LABEL, label);
+        if let Some(Some(summary)) = domain_summaries.get(d) {
+            g.zh(&diri, vocab::SUMMARY, summary);
+        }
     }
     for (t, label) in topic_labels.iter().enumerate() {
         let tiri = iri::domain("topic", t);
         g.node(&tiri, vocab::DOMAIN);
         g.zh(&tiri, vocab::LABEL, label);
+        if let Some(Some(summary)) = topic_summaries.get(t) {
+            g.zh(&tiri, vocab::SUMMARY, summary);
+        }
         g.edge(
             &tiri,
             vocab::SKOS_BROADER,
@@ -681,13 +803,7 @@ fn extract_stage(
     llm: &Extraction<'_>,
     observer: &dyn BuildObserver,
 ) -> Result<(extract::ExtractReport, HashMap<String, rdf::QuadSink>), BuildError> {
-    let cache_path = writer.cache_dir().join("llm-replies.jsonl");
-    let cache = extract::ReplyCache::open(&cache_path).map_err(|e| {
-        BuildError::Store(kg_store::StoreError::Io {
-            path: cache_path.clone(),
-            source: e,
-        })
-    })?;
+    let cache = reply_cache(writer)?;
     let mut jobs = Vec::new();
     let mut version_of = HashMap::new();
     for a in placed_articles(corpus) {
@@ -727,7 +843,12 @@ const QUAD_BATCH_LAWS: usize = 64;
 struct LawQuads {
     iris: rdf::LawIris,
     work: rdf::QuadSink,
-    versions: Vec<(rdf::QuadSink, rdf::QuadSink, knowledge::KnowledgeReport)>,
+    versions: Vec<(
+        rdf::QuadSink,
+        rdf::QuadSink,
+        knowledge::KnowledgeReport,
+        Vec<fusion::ConceptRecord>,
+    )>,
 }
 
 fn law_quads(resolver: &knowledge::Resolver<'_>, corpus: &Corpus, law_index: usize) -> LawQuads {
@@ -737,7 +858,7 @@ fn law_quads(resolver: &knowledge::Resolver<'_>, corpus: &Corpus, law_index: usi
     let versions = (0..law.versions.len())
         .map(|i| {
             let g = rdf::version_quads(law, &iris, i);
-            let (k, report) = knowledge::version_knowledge(
+            let (k, report, concepts) = knowledge::version_knowledge(
                 resolver,
                 corpus,
                 law_index,
@@ -745,7 +866,7 @@ fn law_quads(resolver: &knowledge::Resolver<'_>, corpus: &Corpus, law_index: usi
                 &iris,
                 &mut concepts_seen,
             );
-            (g, k, report)
+            (g, k, report, concepts)
         })
         .collect();
     let work = rdf::work_quads(law, &iris);
@@ -884,6 +1005,7 @@ fn summarize(
         knowledge: knowledge::KnowledgeReport::default(),
         extraction: None,
         domains: None,
+        fusion: fusion::FusionReport::default(),
         reuse: ReuseReport::default(),
         seconds,
         problems: corpus.problems.clone(),

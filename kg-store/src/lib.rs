@@ -234,6 +234,12 @@ impl BuildWriter {
         EmbeddingCache::open(&self.dir.root().join("cache"), model_id, dim)
     }
 
+    /// Records embedding-cache keys this build used outside its vector index (so that
+    /// `coal gc` keeps their cache entries).
+    pub fn record_extra_embedding_keys(&self, model_id: &str, keys: &[TextKey]) -> Result<()> {
+        vectors::write_extra_keys(&self.build_dir(), model_id, keys)
+    }
+
     /// A writer for this build's BM25 index.
     pub fn text_index_writer(&self) -> Result<TextIndexWriter> {
         TextIndexWriter::create(&self.dir.bm25_dir(&self.id))

@@ -369,6 +369,40 @@ pub fn index_keys(dir: &Path) -> Result<Option<IndexKeys>> {
     }))
 }
 
+const EXTRA_KEYS_FILE: &str = "extra-embedding-keys.json";
+
+#[derive(Serialize, Deserialize)]
+struct ExtraKeys {
+    model_id: String,
+    keys: Vec<String>,
+}
+
+pub(crate) fn write_extra_keys(build_dir: &Path, model_id: &str, keys: &[TextKey]) -> Result<()> {
+    let path = build_dir.join(EXTRA_KEYS_FILE);
+    let extra = ExtraKeys {
+        model_id: model_id.to_owned(),
+        keys: keys.iter().map(hex::encode).collect(),
+    };
+    std::fs::write(&path, serde_json::to_vec(&extra).expect("serializes")).map_err(io(&path))
+}
+
+/// Keys a build recorded besides its index's: (model id, keys).
+pub(crate) fn extra_keys(build_dir: &Path) -> Result<Option<(String, Vec<TextKey>)>> {
+    let path = build_dir.join(EXTRA_KEYS_FILE);
+    let Ok(bytes) = std::fs::read(&path) else {
+        return Ok(None);
+    };
+    let bad = |e: String| StoreError::VectorIndex(format!("{}: {e}", path.display()));
+    let extra: ExtraKeys = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
+    let keys = extra
+        .keys
+        .iter()
+        .map(|k| hex::decode(k).ok()?.try_into().ok())
+        .collect::<Option<Vec<TextKey>>>()
+        .ok_or_else(|| bad("bad key".into()))?;
+    Ok(Some((extra.model_id, keys)))
+}
+
 /// A dense hit: article IRI and cosine similarity.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VectorHit {

@@ -15,6 +15,8 @@ pub const ELI_BASE: &str = "https://w3id.org/coal/eli/cn/";
 pub const BUILDS_GRAPH: &str = "https://w3id.org/coal/graph/builds";
 /// Named graph holding the domain clusters of a build.
 pub const DOMAINS_GRAPH: &str = "https://w3id.org/coal/graph/domains";
+/// Named graph holding entity fusion (fused entities and every decision).
+pub const FUSION_GRAPH: &str = "https://w3id.org/coal/graph/fusion";
 /// Prefix of build IRIs.
 pub const BUILD_BASE: &str = "https://w3id.org/coal/build/";
 
@@ -118,6 +120,16 @@ pub fn article_change(diff_iri: &str, n: usize) -> String {
 /// A topic cluster (`topic_3`) or a domain (`domain_1`) of articles.
 pub fn domain(level: &str, n: usize) -> String {
     format!("{ELI_BASE}_domains/{level}_{n}")
+}
+
+/// A fused entity, by its normalized label.
+pub fn entity(normalized_label: &str) -> String {
+    format!("{ELI_BASE}_entities/{}", segment(normalized_label))
+}
+
+/// The `n`-th fusion decision of a build.
+pub fn fusion_decision(n: usize) -> String {
+    format!("{ELI_BASE}_entities/decision_{n}")
 }
 
 pub fn build(build_id: &str) -> String {

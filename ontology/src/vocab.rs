@@ -30,6 +30,8 @@ terms! {
     VERSION_DIFF = "VersionDiff",
     ARTICLE_CHANGE = "ArticleChange",
     EXTRACTED_TRIPLE = "ExtractedTriple",
+    ENTITY = "Entity",
+    FUSION_DECISION = "FusionDecision",
     BUILD = "Build",
     CONTAINS = "contains",
     CONTAINED_IN = "containedIn",
@@ -85,12 +87,21 @@ terms! {
     TRIPLE_OBJECT = "tripleObject",
     EXTRACTED_BY = "extractedBy",
     SIMILARITY = "similarity",
+    FUSED_INTO = "fusedInto",
+    FUSION_MEMBER = "fusionMember",
+    DECISION = "decision",
+    EVIDENCE = "evidence",
+    LABEL_SIMILARITY = "labelSimilarity",
+    DEFINITION_SIMILARITY = "definitionSimilarity",
+    DECIDED_BY = "decidedBy",
+    SUMMARY = "summary",
 }
 
 pub const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
 pub const XSD_BOOLEAN: &str = "http://www.w3.org/2001/XMLSchema#boolean";
 pub const SKOS_BROADER: &str = "http://www.w3.org/2004/02/skos/core#broader";
 pub const SKOS_ALT_LABEL: &str = "http://www.w3.org/2004/02/skos/core#altLabel";
+pub const SKOS_PREF_LABEL: &str = "http://www.w3.org/2004/02/skos/core#prefLabel";
 pub const XSD_DATE: &str = "http://www.w3.org/2001/XMLSchema#date";
 pub const XSD_INTEGER: &str = "http://www.w3.org/2001/XMLSchema#integer";
 pub const XSD_DATE_TIME: &str = "http://www.w3.org/2001/XMLSchema#dateTime";

@@ -49,10 +49,32 @@ pub fn build_store(profile_path: PathBuf, structure_only: bool) -> BuiltStore {
         strict: false,
         structure_only,
         incremental: true,
+        recluster_share: kg_build::domains::RECLUSTER_SHARE,
     };
     let rt = tokio::runtime::Runtime::new().unwrap();
     let summary = rt
         .block_on(kg_build::build(&opts, None, &kg_build::Quiet))
         .unwrap();
     BuiltStore { dir, summary }
+}
+
+/// A SELECT query's rows: literals as their value, IRIs whole, unbound as "".
+pub fn select(store: &kg_store::Store, q: &str) -> Vec<Vec<String>> {
+    use kg_store::oxigraph::model::Term;
+    use kg_store::{GraphBackend, SparqlOutput};
+    let SparqlOutput::Solutions { rows, .. } = store.graph().query(q).unwrap() else {
+        panic!("not a SELECT")
+    };
+    rows.iter()
+        .map(|r| {
+            r.iter()
+                .map(|t| match t {
+                    Some(Term::Literal(l)) => l.value().to_owned(),
+                    Some(Term::NamedNode(n)) => n.as_str().to_owned(),
+                    Some(other) => other.to_string(),
+                    None => String::new(),
+                })
+                .collect()
+        })
+        .collect()
 }

@@ -5,8 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
 use coal_tests::{BuiltStore, build_store};
-use kg_store::oxigraph::model::Term;
-use kg_store::{GraphBackend, SparqlOutput, Store};
+use kg_store::Store;
 
 const ELI: &str = "https://w3id.org/coal/eli/cn/";
 
@@ -23,18 +22,11 @@ fn built() -> &'static BuiltStore {
 
 fn select(q: &str) -> Vec<Vec<String>> {
     let store = Store::open(built().store_path(), false).unwrap();
-    let SparqlOutput::Solutions { rows, .. } = store.graph().query(q).unwrap() else {
-        panic!("not a SELECT")
-    };
-    rows.iter()
+    coal_tests::select(&store, q)
+        .into_iter()
         .map(|r| {
-            r.iter()
-                .map(|t| match t {
-                    Some(Term::Literal(l)) => l.value().to_owned(),
-                    Some(Term::NamedNode(n)) => n.as_str().trim_start_matches(ELI).to_owned(),
-                    Some(other) => other.to_string(),
-                    None => String::new(),
-                })
+            r.into_iter()
+                .map(|c| c.strip_prefix(ELI).map(str::to_owned).unwrap_or(c))
                 .collect()
         })
         .collect()

@@ -2,8 +2,7 @@
 
 use std::sync::OnceLock;
 
-use coal_tests::{BuiltStore, build_store, profile};
-use kg_store::oxigraph::model::Term;
+use coal_tests::{BuiltStore, build_store, profile, select};
 use kg_store::{GraphBackend, SparqlOutput, Store, StoreError};
 
 fn built() -> &'static BuiltStore {
@@ -13,24 +12,6 @@ fn built() -> &'static BuiltStore {
 
 fn store() -> Store {
     Store::open(built().store_path(), false).unwrap()
-}
-
-fn select(store: &Store, q: &str) -> Vec<Vec<String>> {
-    let SparqlOutput::Solutions { rows, .. } = store.graph().query(q).unwrap() else {
-        panic!("not a SELECT")
-    };
-    rows.iter()
-        .map(|r| {
-            r.iter()
-                .map(|t| match t {
-                    Some(Term::Literal(l)) => l.value().to_owned(),
-                    Some(Term::NamedNode(n)) => n.as_str().to_owned(),
-                    Some(other) => other.to_string(),
-                    None => String::new(),
-                })
-                .collect()
-        })
-        .collect()
 }
 
 #[test]

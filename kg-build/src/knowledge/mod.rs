@@ -126,13 +126,14 @@ pub fn version_knowledge(
     version_index: usize,
     iris: &LawIris,
     concepts_seen: &mut HashSet<String>,
-) -> (QuadSink, KnowledgeReport) {
+) -> (QuadSink, KnowledgeReport, Vec<crate::fusion::ConceptRecord>) {
     let law: &Law = &corpus.laws[law_index];
     let v = &law.versions[version_index];
     let viri = &iris.versions[version_index];
     let mut g = QuadSink::new(viri);
     let mut rep = KnowledgeReport::default();
     let mut defined: Vec<(String, String)> = Vec::new(); // (term, concept IRI)
+    let mut records = Vec::new();
     let mut defining_articles: HashSet<String> = HashSet::new();
     for (ai, a) in v.articles.iter().enumerate() {
         let airi = iri::article(viri, a.number.main, a.number.suffix);
@@ -166,16 +167,26 @@ pub fn version_knowledge(
                     rep.concepts += 1;
                 }
                 g.zh(&c, vocab::DEFINITION_TEXT, &d.sentence);
+                let mut alt_labels = Vec::new();
                 let kind = match &d.kind {
                     DefinitionKind::Meaning => "meaning",
                     DefinitionKind::Abbreviation { long_form } => {
                         if !long_form.is_empty() {
                             g.zh(&c, vocab::SKOS_ALT_LABEL, long_form);
+                            alt_labels.push(long_form.clone());
                         }
                         "abbreviation"
                     }
                     DefinitionKind::Enumeration => "enumeration",
                 };
+                records.push(crate::fusion::ConceptRecord {
+                    iri: c.clone(),
+                    term: d.term.clone(),
+                    alt_labels,
+                    definition: d.sentence.clone(),
+                    kind: kind.to_owned(),
+                    law: law.short_name.clone(),
+                });
                 g.string(&c, vocab::DEFINITION_KIND, kind);
                 g.edge(&airi, vocab::DEFINES, &c);
                 rep.definitions += 1;
@@ -239,7 +250,7 @@ pub fn version_knowledge(
     for from in 0..version_index {
         diff_quads(&mut g, &mut rep, law, iris, from, version_index);
     }
-    (g, rep)
+    (g, rep, records)
 }
 
 /// The alignment of version `from` to version `to` as a `VersionDiff` with one
