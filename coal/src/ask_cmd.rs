@@ -151,9 +151,9 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
     let mut gold_map = crate::search_cmd::gold_map(&store, args.store.db_url.as_deref())?;
     gold_map.matching = args.gold_match.matching();
     let mut table = String::from(
-        "| set | variant | n | P | R | F1 | hit@1 | ROUGE-1 | ROUGE-2 | ROUGE-L | BLEU-4 | tiers 1/2/3/4 | p50 ms | p95 ms | invalid citations |\n|",
+        "| set | variant | n | P | R | F1 | hit@1 | R@10 ranking | ROUGE-1 | ROUGE-2 | ROUGE-L | BLEU-4 | tiers 1/2/3/4 | p50 ms | p95 ms | invalid citations |\n|",
     );
-    table.push_str(&"---|".repeat(15));
+    table.push_str(&"---|".repeat(16));
     table.push('\n');
     let mut json = serde_json::Map::new();
     let mut per_item = String::new();
@@ -164,13 +164,14 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
             let r = evaluate(&engine, &items, &gold, *v)?;
             let tier = |t: u8| r.tiers.get(&t).copied().unwrap_or(0);
             table.push_str(&format!(
-                "| {set} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {}/{}/{}/{} | {:.1} | {:.1} | {} |\n",
+                "| {set} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {}/{}/{}/{} | {:.1} | {:.1} | {} |\n",
                 v.name(),
                 r.questions,
                 r.precision,
                 r.recall,
                 r.f1,
                 r.hit_at_1,
+                r.recall_at_10,
                 r.rouge1,
                 r.rouge2,
                 r.rouge_l,

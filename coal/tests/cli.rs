@@ -823,8 +823,18 @@ fn eval_answer_scores_routed_and_ablated_answers_side_by_side() {
         routed["hit_at_1"].as_f64().unwrap() >= 1.0 / 3.0 - 1e-9,
         "{routed}"
     );
+    // The routed ranking's top 10 holds the (at most 10) context articles and more.
+    let r10 = routed["recall_at_10"].as_f64().unwrap();
+    assert!(
+        r10 >= routed["recall"].as_f64().unwrap() && r10 <= 1.0,
+        "{routed}"
+    );
     // Ten articles for three gold ones: precision falls, recall stays.
     let top10 = &r["answers"]["fixed top-10"];
+    assert_eq!(
+        top10["recall_at_10"], top10["recall"],
+        "the same ten articles: {top10}"
+    );
     assert!(top10["precision"].as_f64().unwrap() < routed["precision"].as_f64().unwrap());
     assert_eq!(r["answers"]["tier 1"]["tiers"]["1"], 3);
     let bad = coal(&[

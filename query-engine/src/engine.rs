@@ -102,8 +102,14 @@ pub struct Trace {
     pub hybrid: Vec<Hit>,
     pub graph: Vec<Hit>,
     pub dropped: Vec<Dropped>,
+    /// The first [`RANKED_KEPT`] articles of the routed ranking (named articles first),
+    /// before the score cliff cuts the context: what routed Recall@10 measures.
+    pub ranked: Vec<String>,
     pub timings_ms: BTreeMap<String, f64>,
 }
+
+/// Articles of the routed ranking kept in the trace.
+pub const RANKED_KEPT: usize = 10;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Answer {
@@ -408,6 +414,7 @@ impl Engine {
                     hybrid: Vec::new(),
                     graph: Vec::new(),
                     dropped: Vec::new(),
+                    ranked: Vec::new(),
                     timings_ms: timings,
                 },
             ));
@@ -529,6 +536,19 @@ impl Engine {
             }
         }
         lap("context", &mut t);
+        let mut routed_top: Vec<String> = Vec::with_capacity(RANKED_KEPT);
+        let named = context
+            .iter()
+            .take_while(|c| c.score == f64::INFINITY)
+            .map(|c| c.iri.clone());
+        for iri in named.chain(ranked.iter().map(|r| r.0.clone())) {
+            if routed_top.len() == RANKED_KEPT {
+                break;
+            }
+            if !routed_top.contains(&iri) {
+                routed_top.push(iri);
+            }
+        }
         let mut removed_citations = Vec::new();
         let mut generated_by = None;
         let mut answer = structured_answer(&context);
@@ -562,6 +582,7 @@ impl Engine {
             hybrid: hybrid.into_iter().take(k).collect(),
             graph: graph_hits.into_iter().take(k).collect(),
             dropped,
+            ranked: routed_top,
             timings_ms: timings,
         };
         let mut a = self.finish(
@@ -586,8 +607,12 @@ impl Engine {
         answer: String,
         context: Vec<ContextArticle>,
         warnings: Vec<String>,
-        trace: Trace,
+        mut trace: Trace,
     ) -> Answer {
+        if trace.ranked.is_empty() {
+            // A lookup: the article looked up is the whole ranking.
+            trace.ranked = context.iter().map(|c| c.iri.clone()).collect();
+        }
         let citations = context
             .iter()
             .map(|c| Citation {

@@ -80,6 +80,8 @@ pub struct AnswerReport {
     pub f1: f64,
     /// Share of questions (with gold) whose first citation is a gold article.
     pub hit_at_1: f64,
+    /// Recall of the first 10 articles of the routed ranking (before the score cliff).
+    pub recall_at_10: f64,
     /// Questions with a reference answer (the text metrics average over these).
     pub with_answer: usize,
     pub rouge1: f64,
@@ -148,6 +150,9 @@ pub fn evaluate(
         {
             r.hit_at_1 += 1.0;
         }
+        if let Some((_, rec10, _)) = article_prf(&a.trace.ranked, golds) {
+            r.recall_at_10 += rec10;
+        }
         if let Some((p, rec, f)) = prf {
             r.with_gold += 1;
             r.precision += p;
@@ -167,6 +172,7 @@ pub fn evaluate(
     r.recall /= g;
     r.f1 /= g;
     r.hit_at_1 /= g;
+    r.recall_at_10 /= g;
     let n = r.with_answer.max(1) as f64;
     r.rouge1 /= n;
     r.rouge2 /= n;

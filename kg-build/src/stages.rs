@@ -1,0 +1,373 @@
+//! The build's stages past the graph: the BM25 index, LLM triple extraction, domain
+//! clustering (with LLM summaries) and entity fusion. Each turns the corpus and what the
+//! store's caches hold into a report and quads; `lib.rs` runs them in order.
+
+use std::collections::{BTreeMap, HashMap};
+
+use coal_corpus::Corpus;
+use kg_store::BuildWriter;
+
+use crate::{
+    BuildError, BuildObserver, Extraction, domains, embed, extract, fusion, placed_articles, rdf,
+    summaries, text_hash,
+};
+
+/// Fuses concepts of different laws (embeddings of label and definition when the build
+/// has a model, the LLM for unsure pairs when one is configured).
+pub(crate) fn fusion_stage(
+    writer: &BuildWriter,
+    concepts: &[fusion::ConceptRecord],
+    embedder: Option<&dyn coal_models::Embedder>,
+    llm: Option<&Extraction<'_>>,
+    observer: &dyn BuildObserver,
+) -> Result<(fusion::FusionReport, rdf::QuadSink), BuildError> {
+    observer.stage("fusion", None);
+    let vectors = match embedder {
+        Some(e) => {
+            let texts: Vec<String> = concepts.iter().map(fusion::embedded_text).collect();
+            Some(embed::cached_vectors(writer, e, &texts, observer)?)
+        }
+        None => None,
+    };
+    let (decisions, entities, report) = match llm {
+        Some(llm) => {
+            let cache = reply_cache(writer)?;
+            let arbiter = fusion::LlmArbiter {
+                chat: llm.chat,
+                cache: &cache,
+            };
+            fusion::fuse(concepts, vectors.as_deref(), &arbiter)
+        }
+        None => fusion::fuse(concepts, vectors.as_deref(), &fusion::NoArbiter),
+    };
+    Ok((report, fusion::quads(concepts, &decisions, &entities)))
+}
+
+/// The store-wide cache of LLM replies.
+fn reply_cache(writer: &BuildWriter) -> Result<extract::ReplyCache, BuildError> {
+    let path = writer.cache_dir().join("llm-replies.jsonl");
+    extract::ReplyCache::open(&path)
+        .map_err(|e| BuildError::Store(kg_store::StoreError::Io { path, source: e }))
+}
+
+/// Clusters the latest articles by their embeddings into topics and domains, labels them,
+/// measures them against the corpus folders and chapters, and writes them as RDF.
+pub(crate) fn domain_stage(
+    writer: &BuildWriter,
+    corpus: &Corpus,
+    embedder: &dyn coal_models::Embedder,
+    passage_keys: &[Vec<kg_store::TextKey>],
+    recluster_share: Option<f64>,
+    llm: Option<&Extraction<'_>>,
+    observer: &dyn BuildObserver,
+) -> Result<(domains::DomainReport, rdf::QuadSink), BuildError> {
+    use coal_ontology::{iri, vocab};
+    observer.stage("domains", None);
+    let cache = writer.embedding_cache(embedder.model_id(), embedder.dim())?;
+    let (mut iris, mut vectors, mut texts, mut folders, mut chapters) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut hashes = Vec::new();
+    for (a, keys) in placed_articles(corpus).zip(passage_keys) {
+        if !a.latest {
+            continue;
+        }
+        let found: Vec<&[f32]> = keys.iter().filter_map(|k| cache.get(k)).collect();
+        if found.is_empty() {
+            continue;
+        }
+        let mut v = vec![0f32; embedder.dim()];
+        for f in &found {
+            v.iter_mut().zip(*f).for_each(|(a, b)| *a += b);
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+        v.iter_mut().for_each(|x| *x /= norm);
+        vectors.push(v);
+        iris.push(a.iri.clone());
+        hashes.push(text_hash(&a.article.text()));
+        texts.push(a.article.body());
+        folders.push(
+            a.version.files[0]
+                .path
+                .split('/')
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+        );
+        let chapter = a
+            .version
+            .division_path(a.article.division)
+            .iter()
+            .find(|d| d.kind == coal_corpus::DivisionKind::Chapter)
+            .map(|d| d.label.clone());
+        chapters.push((a.version.short_name.clone(), chapter));
+    }
+    // Few articles changed since the previous build: keep its clusters.
+    let items: Vec<(String, String, &[f32])> = iris
+        .iter()
+        .zip(&hashes)
+        .zip(&vectors)
+        .map(|((i, h), v)| (i.clone(), h.clone(), v.as_slice()))
+        .collect();
+    let previous = writer
+        .previous_build_dir()
+        .filter(|_| recluster_share.is_some())
+        .and_then(|d| domains::Stored::read(&d));
+    let reused = previous.as_ref().and_then(|p| {
+        p.reuse(&items, recluster_share.unwrap_or(0.0))
+            .map(|(topic, share)| (p, topic, share))
+    });
+    let (c, changed_share, kept_labels) = match reused {
+        Some((p, topic, share)) => (
+            domains::Clustering {
+                topic,
+                domain: p.domain_of_topic.clone(),
+                topic_bic: p.report.topic_bic.clone(),
+                domain_bic: p.report.domain_bic.clone(),
+            },
+            share,
+            Some((p.topic_labels.clone(), p.domain_labels.clone())),
+        ),
+        None => (domains::cluster(&vectors), 1.0, None),
+    };
+    let was_reused = kept_labels.is_some();
+    let topics = c
+        .domain
+        .len()
+        .max(c.topic.iter().max().map_or(0, |m| m + 1));
+    let n_domains = c.domain.iter().max().map_or(0, |m| m + 1);
+    let ids = |names: &[String]| -> Vec<usize> {
+        let mut map = HashMap::new();
+        names
+            .iter()
+            .map(|n| {
+                let k = map.len();
+                *map.entry(n.clone()).or_insert(k)
+            })
+            .collect()
+    };
+    let folder_ids = ids(&folders);
+    let random = domains::shuffled(&c.topic);
+    // Within each law of 30+ articles in 2+ chapters, weighted by its size.
+    let mut by_law: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, (law, ch)) in chapters.iter().enumerate() {
+        if ch.is_some() {
+            by_law.entry(law.as_str()).or_default().push(i);
+        }
+    }
+    let (mut chap, mut chap_rand, mut weight) = (0.0, 0.0, 0.0);
+    let (mut chap_ari, mut chap_ari_rand) = (0.0, 0.0);
+    for members in by_law.values().filter(|m| m.len() >= 30) {
+        let labels: Vec<String> = members
+            .iter()
+            .map(|&i| chapters[i].1.clone().unwrap_or_default())
+            .collect();
+        let truth = ids(&labels);
+        if truth.iter().max().copied().unwrap_or(0) == 0 {
+            continue;
+        }
+        let pick = |l: &[usize]| members.iter().map(|&i| l[i]).collect::<Vec<_>>();
+        let w = members.len() as f64;
+        chap += w * domains::nmi(&pick(&c.topic), &truth);
+        chap_rand += w * domains::nmi(&pick(&random), &truth);
+        chap_ari += w * domains::ari(&pick(&c.topic), &truth);
+        chap_ari_rand += w * domains::ari(&pick(&random), &truth);
+        weight += w;
+    }
+    let mut report = domains::DomainReport {
+        reused: was_reused,
+        changed_share,
+        articles: iris.len(),
+        topics,
+        domains: n_domains,
+        topic_bic: c.topic_bic.clone(),
+        domain_bic: c.domain_bic.clone(),
+        nmi_folders: domains::nmi(&c.topic, &folder_ids),
+        ari_folders: domains::ari(&c.topic, &folder_ids),
+        nmi_folders_random: domains::nmi(&random, &folder_ids),
+        ari_folders_random: domains::ari(&random, &folder_ids),
+        nmi_chapters: chap / weight.max(1.0),
+        nmi_chapters_random: chap_rand / weight.max(1.0),
+        ari_chapters: chap_ari / weight.max(1.0),
+        ari_chapters_random: chap_ari_rand / weight.max(1.0),
+        ..Default::default()
+    };
+    let (topic_labels, domain_labels) = kept_labels.unwrap_or_else(|| {
+        let domain_of_article: Vec<usize> = c.topic.iter().map(|&t| c.domain[t]).collect();
+        (
+            domains::labels(&texts, &c.topic, topics, 3),
+            domains::labels(&texts, &domain_of_article, n_domains, 3),
+        )
+    });
+    let centroids = domains::centroids(&vectors, &c.topic, topics);
+    // With an LLM: a one-line summary of each topic (from its label and the articles
+    // nearest its centre) and of each domain (from its label and its topics' summaries).
+    let (mut topic_summaries, mut domain_summaries) = (Vec::new(), Vec::new());
+    if let Some(llm) = llm {
+        observer.stage("domain summaries", Some((topics + n_domains) as u64));
+        let cache = reply_cache(writer)?;
+        let prompts: Vec<String> = (0..topics)
+            .map(|t| {
+                let mut members: Vec<usize> =
+                    (0..iris.len()).filter(|&i| c.topic[i] == t).collect();
+                let closeness = |i: usize| -> f32 {
+                    vectors[i]
+                        .iter()
+                        .zip(&centroids[t])
+                        .map(|(a, b)| a * b)
+                        .sum()
+                };
+                members.sort_by(|&x, &y| closeness(y).total_cmp(&closeness(x)));
+                let samples: Vec<&str> =
+                    members.iter().take(3).map(|&i| texts[i].as_str()).collect();
+                summaries::topic_prompt(&topic_labels[t], &samples)
+            })
+            .collect();
+        let (found, failed) =
+            summaries::ask_all(llm.chat, &cache, &prompts, &|n| observer.progress(n as u64));
+        topic_summaries = found;
+        let prompts: Vec<String> = (0..n_domains)
+            .map(|d| {
+                let parts: Vec<&str> = (0..topics)
+                    .filter(|&t| c.domain[t] == d)
+                    .map(|t| {
+                        topic_summaries[t]
+                            .as_deref()
+                            .unwrap_or(topic_labels[t].as_str())
+                    })
+                    .collect();
+                summaries::domain_prompt(&domain_labels[d], &parts)
+            })
+            .collect();
+        let (found, failed_domains) = summaries::ask_all(llm.chat, &cache, &prompts, &|n| {
+            observer.progress((topics + n) as u64)
+        });
+        domain_summaries = found;
+        report.summary_failures = failed + failed_domains;
+        report.summaries = topic_summaries
+            .iter()
+            .chain(&domain_summaries)
+            .flatten()
+            .count();
+    }
+    let stored = domains::Stored {
+        articles: iris
+            .iter()
+            .zip(&hashes)
+            .zip(&c.topic)
+            .map(|((i, h), &t)| (i.clone(), h.clone(), t))
+            .collect(),
+        centroids: centroids.clone(),
+        domain_of_topic: c.domain.clone(),
+        topic_labels: topic_labels.clone(),
+        domain_labels: domain_labels.clone(),
+        report: report.clone(),
+    };
+    let dir = writer.build_dir();
+    stored.write(&dir).map_err(|e| {
+        BuildError::Store(kg_store::StoreError::Io {
+            path: dir.join(domains::STORED_FILE),
+            source: e,
+        })
+    })?;
+    let mut g = rdf::QuadSink::new(iri::DOMAINS_GRAPH);
+    for (d, label) in domain_labels.iter().enumerate() {
+        let diri = iri::domain("domain", d);
+        g.node(&diri, vocab::DOMAIN);
+        g.zh(&diri, vocab::LABEL, label);
+        if let Some(Some(summary)) = domain_summaries.get(d) {
+            g.zh(&diri, vocab::SUMMARY, summary);
+        }
+    }
+    for (t, label) in topic_labels.iter().enumerate() {
+        let tiri = iri::domain("topic", t);
+        g.node(&tiri, vocab::DOMAIN);
+        g.zh(&tiri, vocab::LABEL, label);
+        if let Some(Some(summary)) = topic_summaries.get(t) {
+            g.zh(&tiri, vocab::SUMMARY, summary);
+        }
+        g.edge(
+            &tiri,
+            vocab::SKOS_BROADER,
+            &iri::domain("domain", c.domain[t]),
+        );
+    }
+    for (a, &t) in iris.iter().zip(&c.topic) {
+        g.edge(a, vocab::IN_DOMAIN, &iri::domain("topic", t));
+    }
+    Ok((report, g))
+}
+
+/// Asks the LLM for the triples of every article (cached replies are reused) and turns
+/// them into quads, each triple in its article's version graph with its provenance.
+pub(crate) fn extract_stage(
+    writer: &BuildWriter,
+    corpus: &Corpus,
+    llm: &Extraction<'_>,
+    observer: &dyn BuildObserver,
+) -> Result<(extract::ExtractReport, HashMap<String, rdf::QuadSink>), BuildError> {
+    let cache = reply_cache(writer)?;
+    let mut jobs = Vec::new();
+    let mut version_of = HashMap::new();
+    for a in placed_articles(corpus) {
+        version_of.insert(a.iri.clone(), a.version_iri.to_string());
+        jobs.push(extract::Job {
+            user: extract::user_prompt(&a.version.title, &a.article.label, &a.article.body()),
+            iri: a.iri,
+        });
+    }
+    observer.stage("extract", Some(jobs.len() as u64));
+    let (found, report) = extract::extract(llm.chat, &jobs, &cache, llm.concurrency, &|done| {
+        observer.progress(done)
+    });
+    let mut sinks: HashMap<String, rdf::QuadSink> = HashMap::new();
+    for (iri, triples) in found {
+        let g = sinks
+            .entry(version_of[&iri].clone())
+            .or_insert_with_key(|v| rdf::QuadSink::new(v));
+        for (n, t) in triples.iter().enumerate() {
+            let node = format!("{iri}/triple_{n}");
+            g.node(&node, coal_ontology::vocab::EXTRACTED_TRIPLE);
+            g.edge(&node, coal_ontology::vocab::FROM_PROVISION, &iri);
+            g.zh(&node, coal_ontology::vocab::TRIPLE_SUBJECT, &t.subject);
+            g.zh(&node, coal_ontology::vocab::TRIPLE_RELATION, &t.relation);
+            g.zh(&node, coal_ontology::vocab::TRIPLE_OBJECT, &t.object);
+            g.string(&node, coal_ontology::vocab::EXTRACTED_BY, llm.chat.id());
+        }
+    }
+    Ok((report, sinks))
+}
+
+/// Indexes every article of every version for BM25; older versions are marked so that
+/// searches leave them out unless asked.
+pub(crate) fn write_text_index(
+    writer: &BuildWriter,
+    corpus: &Corpus,
+    observer: &dyn BuildObserver,
+) -> Result<(), BuildError> {
+    observer.stage("bm25", Some(corpus.article_count() as u64));
+    let mut index = writer.text_index_writer()?;
+    let mut done = 0u64;
+    for a in placed_articles(corpus) {
+        index.add(&kg_store::IndexedArticle {
+            iri: a.iri,
+            version_iri: a.version_iri.to_string(),
+            law_title: a.version.title.clone(),
+            version_date: a
+                .version
+                .version_date
+                .map(|d| d.to_string())
+                .unwrap_or_default(),
+            label: a.article.label.clone(),
+            hierarchy: a.version.hierarchy_label(a.article.division),
+            text: a.article.text(),
+            latest: a.latest,
+        })?;
+        done += 1;
+        if done % 1000 == 0 {
+            observer.progress(done);
+        }
+    }
+    index.commit()?;
+    observer.progress(done);
+    Ok(())
+}
