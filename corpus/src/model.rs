@@ -278,6 +278,29 @@ impl LawVersion {
     }
 }
 
+/// A law's name as citations write it, reduced to its short name: spaces and a trailing
+/// version note go, then `中华人民共和国` (《中华人民共和国刑法（2020年修正）》's name →
+/// 刑法). For resolving citations between laws.
+pub fn citation_name(name: &str) -> String {
+    let mut n = name.trim().replace([' ', '\u{3000}'], "");
+    if let Some(open) = n.find(['（', '('])
+        && n.ends_with(['）', ')'])
+        && open > 0
+    {
+        n.truncate(open);
+    }
+    short_name(&n)
+}
+
+/// A law's name as questions write it: brackets, book-title marks and spaces go, their
+/// content stays (宪法修正案（2004年） is asked as 宪法修正案2004年). For finding laws named
+/// in a question, where the note in brackets tells two laws apart.
+pub fn question_name(name: &str) -> String {
+    name.chars()
+        .filter(|c| !matches!(c, '（' | '）' | '(' | ')' | '《' | '》' | ' ' | '\u{3000}'))
+        .collect()
+}
+
 /// Strips `中华人民共和国` and surrounding spaces from a law title.
 pub fn short_name(title: &str) -> String {
     let t = title.trim();
@@ -285,4 +308,22 @@ pub fn short_name(title: &str) -> String {
         .unwrap_or(t)
         .trim()
         .to_owned()
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::*;
+
+    #[test]
+    fn names_for_citations_and_for_questions() {
+        assert_eq!(citation_name("中华人民共和国刑法（2020年修正）"), "刑法");
+        assert_eq!(citation_name(" 中华人民共和国 劳动法 "), "劳动法");
+        // A bracket that is not a trailing note stays.
+        assert_eq!(citation_name("（试行）办法"), "（试行）办法");
+        assert_eq!(question_name("宪法修正案（2004年）"), "宪法修正案2004年");
+        assert_eq!(
+            question_name("《中华人民共和国 劳动法》"),
+            "中华人民共和国劳动法"
+        );
+    }
 }

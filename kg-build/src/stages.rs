@@ -363,7 +363,7 @@ pub(crate) fn write_text_index(
             latest: a.latest,
         })?;
         done += 1;
-        if done % 1000 == 0 {
+        if done.is_multiple_of(1000) {
             observer.progress(done);
         }
     }

@@ -24,6 +24,19 @@ pub struct RetrievalGraph {
     pub concepts: Vec<ConceptEntry>,
     /// (article, law version IRI it yields to).
     pub defers_to: Vec<(u32, String)>,
+    /// Every version of every law (not only the latest) with its validity, for `--as-of`.
+    /// Empty in files written before it existed.
+    #[serde(default)]
+    pub versions: Vec<VersionEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VersionEntry {
+    pub iri: String,
+    /// The law's work IRI.
+    pub work: String,
+    pub valid_from: Option<String>,
+    pub valid_until: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -174,7 +187,28 @@ impl RetrievalGraph {
                 rg.defers_to.push((a, r[1].clone()));
             }
         }
+        rg.versions = Self::extract_versions(g)?;
         Ok(rg)
+    }
+
+    /// Every law version with its validity (what files written before `versions`
+    /// existed lack).
+    pub fn extract_versions(g: &dyn GraphBackend) -> Result<Vec<VersionEntry>> {
+        let some = |s: &String| (!s.is_empty()).then(|| s.clone());
+        Ok(rows(
+            g,
+            "SELECT ?v ?w ?from ?until WHERE { ?v a coal:LawVersion ; coal:versionOf ?w .
+               OPTIONAL { ?v coal:validFrom ?from } OPTIONAL { ?v coal:validUntil ?until } }
+             ORDER BY ?v",
+        )?
+        .into_iter()
+        .map(|r| VersionEntry {
+            iri: r[0].clone(),
+            work: r[1].clone(),
+            valid_from: some(&r[2]),
+            valid_until: some(&r[3]),
+        })
+        .collect())
     }
 
     pub fn write(&self, dir: &Path) -> Result<()> {
@@ -193,5 +227,39 @@ impl RetrievalGraph {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(StoreError::io(&path, e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_extracted_and_older_files_without_them_still_read() {
+        let g = crate::LocalGraph::in_memory().unwrap();
+        g.load_ontology().unwrap();
+        let ttl = r#"
+            @prefix coal: <https://w3id.org/coal/ontology#> .
+            <http://ex/v1> a coal:LawVersion ; coal:versionOf <http://ex/w> ;
+                coal:validFrom "2018-10-26" ; coal:validUntil "2022-10-30" .
+            <http://ex/v2> a coal:LawVersion ; coal:versionOf <http://ex/w> ;
+                coal:validFrom "2022-10-30" .
+        "#;
+        g.oxigraph()
+            .load_from_reader(oxigraph::io::RdfFormat::Turtle, ttl.as_bytes())
+            .unwrap();
+        let v = RetrievalGraph::extract(&g).unwrap().versions;
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].valid_until.as_deref(), Some("2022-10-30"));
+        assert_eq!(v[1].valid_until, None);
+        assert_eq!(v[1].work, "http://ex/w");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(FILE_NAME),
+            r#"{"laws":[],"articles":[],"cites":[],"concepts":[],"defers_to":[]}"#,
+        )
+        .unwrap();
+        let old = RetrievalGraph::read(dir.path()).unwrap().unwrap();
+        assert!(old.versions.is_empty());
     }
 }

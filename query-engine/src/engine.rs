@@ -130,20 +130,12 @@ pub struct Engine {
     graph: StatuteGraph,
     lexicon: Lexicon,
     cfg: MethodConfig,
-    /// Laws by normalized short name and title (see [`normalize_law_name`]).
+    /// Laws by normalized short name and title (see [`coal_corpus::question_name`]).
     law_names: HashMap<String, usize>,
     /// Every version of every law (not only the latest), by version IRI.
     validity: HashMap<String, Validity>,
     chat: Option<Box<dyn coal_models::ChatModel>>,
     longest_law_name: usize,
-}
-
-/// Law names as questions write them: without brackets, book-title marks and spaces
-/// (宪法修正案（2004年） is asked as 宪法修正案2004年).
-pub fn normalize_law_name(name: &str) -> String {
-    name.chars()
-        .filter(|c| !matches!(c, '（' | '）' | '(' | ')' | '《' | '》' | ' ' | '\u{3000}'))
-        .collect()
 }
 
 /// `第N条` with the law named right before it, in a question.
@@ -161,7 +153,27 @@ impl Engine {
     ) -> Result<Engine, QueryError> {
         cfg.validate().map_err(QueryError::BadInput)?;
         let retriever = Retriever::open(store, embedder)?;
-        let graph = StatuteGraph::new(store.retrieval_graph()?);
+        let mut rg = store.retrieval_graph()?;
+        let versions = match std::mem::take(&mut rg.versions) {
+            v if v.is_empty() => {
+                kg_store::retrieval_graph::RetrievalGraph::extract_versions(store.graph())?
+            }
+            v => v,
+        };
+        let validity = versions
+            .into_iter()
+            .map(|v| {
+                (
+                    v.iri,
+                    Validity {
+                        work: v.work,
+                        from: v.valid_from,
+                        until: v.valid_until,
+                    },
+                )
+            })
+            .collect();
+        let graph = StatuteGraph::new(rg);
         let mut lexicon = Lexicon::default();
         for l in &graph.laws {
             lexicon.add(&l.short_name, EntityKind::Law, &l.short_name, &l.domain);
@@ -181,16 +193,17 @@ impl Engine {
         let mut law_names = HashMap::new();
         for (i, l) in graph.laws.iter().enumerate() {
             law_names
-                .entry(normalize_law_name(&l.short_name))
+                .entry(coal_corpus::question_name(&l.short_name))
                 .or_insert(i);
-            law_names.entry(normalize_law_name(&l.title)).or_insert(i);
+            law_names
+                .entry(coal_corpus::question_name(&l.title))
+                .or_insert(i);
         }
         let longest_law_name = law_names
             .keys()
             .map(|k| k.chars().count())
             .max()
             .unwrap_or(0);
-        let validity = load_validity(store.graph())?;
         Ok(Engine {
             retriever,
             graph,
@@ -211,7 +224,7 @@ impl Engine {
 
     /// Does `label` (第N条, 第N条之M) exist in the current version of the law named `law`?
     fn article_exists(&self, law: &str, label: &str) -> bool {
-        let Some(&l) = self.law_names.get(&normalize_law_name(law)) else {
+        let Some(&l) = self.law_names.get(&coal_corpus::question_name(law)) else {
             return false;
         };
         let re = article_label_re();
@@ -275,7 +288,9 @@ impl Engine {
         let mut out = Vec::new();
         for m in re.captures_iter(q) {
             let whole = m.get(0).unwrap();
-            let before: Vec<char> = normalize_law_name(&q[..whole.start()]).chars().collect();
+            let before: Vec<char> = coal_corpus::question_name(&q[..whole.start()])
+                .chars()
+                .collect();
             let law = (2..=before.len().min(self.longest_law_name))
                 .rev()
                 .find_map(|len| {
@@ -802,34 +817,6 @@ impl Engine {
     }
 }
 
-fn load_validity(g: &dyn kg_store::GraphBackend) -> Result<HashMap<String, Validity>, QueryError> {
-    let kg_store::SparqlOutput::Solutions { rows, .. } = g.query(
-        "SELECT ?v ?w ?from ?until WHERE { ?v a coal:LawVersion ; coal:versionOf ?w .
-           OPTIONAL { ?v coal:validFrom ?from } OPTIONAL { ?v coal:validUntil ?until } }",
-    )?
-    else {
-        unreachable!("SELECT")
-    };
-    let text = |t: &Option<kg_store::oxigraph::model::Term>| match t {
-        Some(kg_store::oxigraph::model::Term::Literal(l)) => Some(l.value().to_owned()),
-        Some(kg_store::oxigraph::model::Term::NamedNode(n)) => Some(n.as_str().to_owned()),
-        _ => None,
-    };
-    Ok(rows
-        .iter()
-        .filter_map(|r| {
-            Some((
-                text(&r[0])?,
-                Validity {
-                    work: text(&r[1])?,
-                    from: text(&r[2]),
-                    until: text(&r[3]),
-                },
-            ))
-        })
-        .collect())
-}
-
 fn sorted(scores: HashMap<String, (f64, &'static str)>) -> Vec<(String, f64, &'static str)> {
     let mut v: Vec<(String, f64, &'static str)> = scores
         .into_iter()
@@ -895,18 +882,6 @@ fn to_chinese(n: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn law_names_are_compared_without_brackets() {
-        assert_eq!(
-            normalize_law_name("宪法修正案（2004年）"),
-            "宪法修正案2004年"
-        );
-        assert_eq!(
-            normalize_law_name("《中华人民共和国 劳动法》"),
-            "中华人民共和国劳动法"
-        );
-    }
 
     #[test]
     fn the_offline_answer_lists_each_article_once_with_its_law_and_version() {

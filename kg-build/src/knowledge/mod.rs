@@ -13,7 +13,7 @@ use coal_refs::{ClauseKind, DefinitionKind};
 use serde::Serialize;
 
 use crate::rdf::{LawIris, QuadSink};
-pub use references::{LawNames, Place, Resolved, Resolver, normalize_name, version_in_force};
+pub use references::{LawNames, Place, Resolved, Resolver, version_in_force};
 
 /// What the knowledge stage found, for the build summary.
 #[derive(Debug, Default, Clone, Serialize)]

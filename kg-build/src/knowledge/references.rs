@@ -16,25 +16,15 @@ pub struct LawNames {
     longest: usize,
 }
 
-pub fn normalize_name(name: &str) -> String {
-    let mut n = name.trim().replace([' ', '\u{3000}'], "");
-    // 《中华人民共和国刑法（2020年修正）》 → 刑法
-    if let Some(open) = n.find(['（', '('])
-        && n.ends_with(['）', ')'])
-        && open > 0
-    {
-        n.truncate(open);
-    }
-    coal_corpus::short_name(&n)
-}
-
 impl LawNames {
     pub fn new(corpus: &Corpus) -> LawNames {
         let mut by_name = HashMap::new();
         for (i, law) in corpus.laws.iter().enumerate() {
             by_name.entry(law.short_name.clone()).or_insert(i);
             for v in &law.versions {
-                by_name.entry(normalize_name(&v.title)).or_insert(i);
+                by_name
+                    .entry(coal_corpus::citation_name(&v.title))
+                    .or_insert(i);
             }
         }
         let longest = by_name.keys().map(|n| n.chars().count()).max().unwrap_or(0);
@@ -42,7 +32,7 @@ impl LawNames {
     }
 
     pub fn lookup(&self, name: &str) -> Option<usize> {
-        self.by_name.get(&normalize_name(name)).copied()
+        self.by_name.get(&coal_corpus::citation_name(name)).copied()
     }
 
     /// The law with the longest name of 3+ characters inside `text` (2-character names

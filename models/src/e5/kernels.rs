@@ -163,7 +163,7 @@ pub fn matmul(
     let avx2 =
         std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
     #[cfg(target_arch = "x86_64")]
-    let vnni = nb % 2 == 0 && avx512::available();
+    let vnni = nb.is_multiple_of(2) && avx512::available();
     let mut dwx = Vec::new();
     for oo in (0..nout).step_by(RO) {
         let ro = RO.min(nout - oo);
@@ -346,7 +346,7 @@ mod avx512 {
         let nb = nin / QK;
         let np = nb / 2;
         assert!(
-            nb % 2 == 0
+            nb.is_multiple_of(2)
                 && wexp.len() >= RO * nin
                 && dwx.len() >= RO * nb * 8
                 && a.len() >= nin
@@ -489,7 +489,7 @@ impl PackedQ4 {
     /// `None` unless the CPU has AVX-512 VNNI and the matrix has whole panels.
     pub fn new(m: Q4Matrix<'_>) -> Option<PackedQ4> {
         #[cfg(target_arch = "x86_64")]
-        if avx512::available() && m.rows % PANEL == 0 {
+        if avx512::available() && m.rows.is_multiple_of(PANEL) {
             return Some(Self::pack(m));
         }
         let _ = m;
