@@ -138,7 +138,10 @@ impl GoldMap {
 /// Retrieval metrics over a set.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct RetrievalMetrics {
+    /// Questions scored: those with at least one gold article.
     pub questions: usize,
+    /// Questions without gold articles (kept in sets for answer scoring), left out.
+    pub without_gold: usize,
     pub recall_at: BTreeMap<usize, f64>,
     pub mrr_at_10: f64,
     pub ndcg_at_10: f64,
@@ -147,18 +150,24 @@ pub struct RetrievalMetrics {
 }
 
 /// `ranked[q]`: retrieved IRIs in rank order; `gold[q]`: one set of acceptable IRIs per
-/// gold article.
+/// gold article. A question without gold articles (a definition or list question kept
+/// for answer scoring) has nothing to retrieve and is left out of every average.
 pub fn score(
     ranked: &[Vec<String>],
     gold: &[Vec<HashSet<String>>],
     ks: &[usize],
 ) -> RetrievalMetrics {
-    let n = ranked.len().max(1) as f64;
+    let scored = gold.iter().filter(|g| !g.is_empty()).count();
+    let n = scored.max(1) as f64;
     let mut m = RetrievalMetrics {
-        questions: ranked.len(),
+        questions: scored,
+        without_gold: ranked.len() - scored,
         ..Default::default()
     };
     for (list, golds) in ranked.iter().zip(gold) {
+        if golds.is_empty() {
+            continue;
+        }
         // The rank (0-based) at which each gold article is first found.
         let ranks: Vec<Option<usize>> = golds
             .iter()
@@ -219,6 +228,16 @@ mod tests {
         assert!((m.precision_at[&3] - (2.0 / 3.0) / 2.0).abs() < 1e-9);
         let ndcg_q1 = (1.0 + 1.0 / 4f64.log2()) / (1.0 + 1.0 / 3f64.log2());
         assert!((m.ndcg_at_10 - ndcg_q1 / 2.0).abs() < 1e-9);
+        // A third question without gold articles changes no average.
+        let mut ranked3 = ranked.clone();
+        ranked3.push(vec!["a".to_owned()]);
+        let mut gold3 = gold.clone();
+        gold3.push(Vec::new());
+        let m3 = score(&ranked3, &gold3, &[1, 3]);
+        assert_eq!((m3.questions, m3.without_gold), (2, 1));
+        assert_eq!(m3.recall_at, m.recall_at);
+        assert_eq!(m3.precision_at, m.precision_at);
+        assert!((m3.mrr_at_10 - m.mrr_at_10).abs() < 1e-12);
     }
 
     #[test]
