@@ -89,6 +89,7 @@ fn explain(out: &mut impl Write, a: &Answer, startup_ms: f64) -> anyhow::Result<
             )?;
         }
         let d = &i.decomposition;
+        writeln!(out, "  decomposed by: {}", a.trace.decomposed_by)?;
         writeln!(out, "  sub-queries: {:?}", d.sub_queries)?;
         writeln!(
             out,

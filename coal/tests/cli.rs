@@ -1193,9 +1193,16 @@ fn ask_as_of_a_date_cites_the_version_then_in_force() {
 /// A chat endpoint that replies with scripted answers, in order, then repeats the last.
 struct ScriptedChat(std::sync::Mutex<Vec<wiremock::ResponseTemplate>>);
 
+/// The decomposition a scripted endpoint gives every question `ask` sends it.
+const SCRIPTED_DECOMPOSITION: &str = "{\"sub_queries\":[\"订立劳动合同的原则是什么\"],\"entities\":[\"劳动合同\"],\"constraints\":[],\"relations\":[]}";
+
 impl wiremock::Respond for ScriptedChat {
-    fn respond(&self, _: &wiremock::Request) -> wiremock::ResponseTemplate {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
         let mut v = self.0.lock().unwrap();
+        // `ask` first has the question decomposed; the script is for what follows.
+        if String::from_utf8_lossy(&request.body).contains("拆解") {
+            return chat_reply(SCRIPTED_DECOMPOSITION);
+        }
         if v.len() > 1 {
             v.remove(0)
         } else {
@@ -1268,9 +1275,22 @@ fn protocol_an_invented_citation_in_a_generated_answer_is_cut_and_reported() {
     );
     // Only what the answer cites is cited: context article [1].
     assert_eq!(a["citations"].as_array().unwrap().len(), 1, "{a}");
-    // The request carried the numbered context and the question.
+    // The LLM decomposed the question first.
+    assert_eq!(
+        a["trace"]["decomposed_by"].as_str().unwrap(),
+        format!("openai:scripted@{}", server.uri())
+    );
+    assert_eq!(
+        a["trace"]["complexity"]["intrinsic"]["decomposition"]["sub_queries"][0],
+        "订立劳动合同的原则是什么"
+    );
+    // The answer request carried the numbered context and the question.
     let requests = rt.block_on(server.received_requests()).unwrap();
-    let body: serde_json::Value = serde_json::from_slice(&requests[0].body).unwrap();
+    let answer_request = requests
+        .iter()
+        .find(|r| !String::from_utf8_lossy(&r.body).contains("拆解"))
+        .unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&answer_request.body).unwrap();
     let user = body["messages"][1]["content"].as_str().unwrap();
     assert!(
         user.starts_with("条文：\n[1] 《") && user.contains(q),
@@ -1296,7 +1316,8 @@ fn protocol_server_errors_are_retried_and_a_broken_endpoint_falls_back_to_extrac
     ]);
     let a = ask_json(&s, &["--config", &c, "--tier", "2"], q);
     assert!(a["generated_by"].is_string(), "{a}");
-    assert_eq!(rt.block_on(server.received_requests()).unwrap().len(), 3);
+    // The decomposition, then the answer: 500, 503, success.
+    assert_eq!(rt.block_on(server.received_requests()).unwrap().len(), 4);
     drop(server);
     // Malformed JSON: the answer is extractive, with a warning, never a crash.
     let (_dir2, s2, c2, _server2, _rt2) = chat_store(vec![
@@ -1313,6 +1334,32 @@ fn protocol_server_errors_are_retried_and_a_broken_endpoint_falls_back_to_extrac
         w.iter()
             .any(|w| w.as_str().unwrap().contains("malformed response")),
         "{w:?}"
+    );
+    // A decomposition that is not the JSON asked for: the rules decompose, with a warning,
+    // and the answer is still generated.
+    let dir = tempfile::tempdir().unwrap();
+    let s3 = ask_store(dir.path());
+    let (_rt3, _server3, config) = routed_chat_config(
+        dir.path(),
+        vec![
+            (vec!["拆解"], "这个问题可以拆成两部分。"),
+            (vec!["条文："], "应当遵循合法、公平的原则[1]。"),
+        ],
+    );
+    let a = ask_json(
+        &s3,
+        &["--config", config.to_str().unwrap(), "--tier", "2"],
+        q,
+    );
+    assert_eq!(a["trace"]["decomposed_by"], "rules", "{a}");
+    assert!(a["generated_by"].is_string(), "{a}");
+    assert!(
+        a["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("LLM decomposition failed")),
+        "{a}"
     );
 }
 

@@ -95,6 +95,8 @@ pub enum AnswerKind {
 #[derive(Debug, Clone, Serialize)]
 pub struct Trace {
     pub complexity: Option<Complexity>,
+    /// Who decomposed the question: `rules` or the chat model's id.
+    pub decomposed_by: String,
     /// Citations cut from a generated answer, with the reason.
     pub removed_citations: Vec<crate::generate::RemovedCitation>,
     pub bm25: Vec<Hit>,
@@ -379,7 +381,29 @@ impl Engine {
                 "--as-of {d}: expected YYYY-MM-DD"
             )));
         }
-        let intrinsic = complexity::intrinsic(&q, &self.lexicon, &self.cfg);
+        // With a chat model the LLM decomposes the question; the rules do otherwise, and
+        // when the LLM fails.
+        let (intrinsic, decomposed_by) = match &self.chat {
+            Some(chat) => match complexity::llm::decompose(chat.as_ref(), &q, &self.lexicon) {
+                Ok(d) => (
+                    complexity::intrinsic::from_decomposition(&q, d, &self.cfg),
+                    chat.id().to_owned(),
+                ),
+                Err(e) => {
+                    warnings.push(format!(
+                        "the LLM decomposition failed ({e}); the rules decomposed the question"
+                    ));
+                    (
+                        complexity::intrinsic(&q, &self.lexicon, &self.cfg),
+                        "rules".to_owned(),
+                    )
+                }
+            },
+            None => (
+                complexity::intrinsic(&q, &self.lexicon, &self.cfg),
+                "rules".to_owned(),
+            ),
+        };
         let mentions = self.article_mentions(&q);
         lap("intrinsic", &mut t);
 
@@ -423,6 +447,7 @@ impl Engine {
                 warnings,
                 Trace {
                     complexity: None,
+                    decomposed_by,
                     removed_citations: Vec::new(),
                     bm25: Vec::new(),
                     dense: Vec::new(),
@@ -591,6 +616,7 @@ impl Engine {
         }
         let trace = Trace {
             complexity: Some(cx),
+            decomposed_by,
             removed_citations,
             bm25: bm25.into_iter().take(k).collect(),
             dense: dense.into_iter().take(k).collect(),

@@ -93,6 +93,8 @@ pub struct Entity {
 pub enum EntityKind {
     Law,
     Concept,
+    /// Named by an LLM decomposition but unknown to the graph.
+    Unlinked,
 }
 
 impl Lexicon {
@@ -455,7 +457,11 @@ pub fn score(question_type: QuestionType, d: Decomposition, cfg: &MethodConfig) 
 
 /// Classifies, decomposes and scores a question.
 pub fn intrinsic(q: &str, lexicon: &Lexicon, cfg: &MethodConfig) -> Intrinsic {
-    let d = decompose(q, lexicon);
+    from_decomposition(q, decompose(q, lexicon), cfg)
+}
+
+/// Eq. 1–4 for a decomposition made elsewhere (by an LLM).
+pub fn from_decomposition(q: &str, d: Decomposition, cfg: &MethodConfig) -> Intrinsic {
     let t = classify(q, &d);
     score(t, d, cfg)
 }

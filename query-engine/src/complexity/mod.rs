@@ -3,6 +3,7 @@
 
 pub mod consistency;
 pub mod intrinsic;
+pub mod llm;
 
 pub use consistency::{Consistency, consistency};
 pub use intrinsic::{
