@@ -75,16 +75,6 @@ pub fn user_prompt(law_title: &str, label: &str, text: &str) -> String {
     format!("《{law_title}》{label}：{text}")
 }
 
-/// The JSON of a reply, with the Markdown fences models like to add.
-fn json_part(reply: &str) -> &str {
-    let t = reply.trim();
-    let t = t
-        .strip_prefix("```json")
-        .or_else(|| t.strip_prefix("```"))
-        .unwrap_or(t);
-    t.strip_suffix("```").unwrap_or(t).trim()
-}
-
 #[derive(Deserialize)]
 struct Reply {
     triples: Vec<serde_json::Value>,
@@ -93,7 +83,7 @@ struct Reply {
 /// Parses and validates a reply: `Err` when it is not the schema's JSON; otherwise the
 /// valid triples and how many were dropped.
 pub fn parse_reply(reply: &str) -> Result<(Vec<Triple>, usize), String> {
-    let r: Reply = serde_json::from_str(json_part(reply))
+    let r: Reply = serde_json::from_str(coal_models::chat::json_text(reply))
         .map_err(|e| format!("not the expected JSON: {e}"))?;
     let mut out = Vec::new();
     let mut invalid = 0;
@@ -238,7 +228,8 @@ pub fn ask_cached<T>(
 
 /// The JSON object in a reply (Markdown fences removed).
 pub fn reply_json(reply: &str) -> Result<serde_json::Value, String> {
-    serde_json::from_str(json_part(reply)).map_err(|e| format!("not the expected JSON: {e}"))
+    serde_json::from_str(coal_models::chat::json_text(reply))
+        .map_err(|e| format!("not the expected JSON: {e}"))
 }
 
 /// One article to extract from: its IRI and prompt.

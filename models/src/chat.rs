@@ -15,6 +15,17 @@ pub trait ChatModel: Send + Sync {
     fn complete(&self, system: &str, user: &str) -> Result<String, ModelError>;
 }
 
+/// The JSON of a reply, without the Markdown fences (```json … ```) models like to add
+/// even when told to output JSON only.
+pub fn json_text(reply: &str) -> &str {
+    let t = reply.trim();
+    let t = t
+        .strip_prefix("```json")
+        .or_else(|| t.strip_prefix("```"))
+        .unwrap_or(t);
+    t.strip_suffix("```").unwrap_or(t).trim()
+}
+
 #[derive(Debug, Clone)]
 pub struct ChatConfig {
     /// Base URL, e.g. `http://localhost:8080` (`/v1/chat/completions` is appended).
@@ -117,5 +128,16 @@ impl ChatModel for OpenAiChat {
             .ok_or_else(|| {
                 ModelError::Chat(format!("{}/v1/chat/completions: no choices", cfg.base_url))
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fences_around_json_are_removed() {
+        assert_eq!(super::json_text("```json\n{\"a\":1}\n```"), "{\"a\":1}");
+        assert_eq!(super::json_text("```\n[1]\n```"), "[1]");
+        assert_eq!(super::json_text("  {\"a\":1} "), "{\"a\":1}");
+        assert_eq!(super::json_text("好的"), "好的");
     }
 }

@@ -30,19 +30,10 @@ pub fn decompose(
     parse(&reply, &q, lexicon)
 }
 
-fn json_part(reply: &str) -> &str {
-    let t = reply.trim();
-    let t = t
-        .strip_prefix("```json")
-        .or_else(|| t.strip_prefix("```"))
-        .unwrap_or(t);
-    t.strip_suffix("```").unwrap_or(t).trim()
-}
-
 /// Validates a reply: an object with a non-empty `sub_queries` array of strings and
 /// optional `entities`, `constraints`, `relations` arrays of strings.
 pub fn parse(reply: &str, q: &str, lexicon: &Lexicon) -> Result<Decomposition, String> {
-    let v: serde_json::Value = serde_json::from_str(json_part(reply))
+    let v: serde_json::Value = serde_json::from_str(coal_models::chat::json_text(reply))
         .map_err(|e| format!("not the expected JSON: {e}"))?;
     let list = |key: &str, required: bool| -> Result<Vec<String>, String> {
         match v.get(key) {
