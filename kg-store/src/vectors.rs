@@ -196,6 +196,20 @@ const SHRINK: f32 = 0.9999;
 /// (`make eval-retrieval`); 64 began to lose recall at 100.
 const EF_CONSTRUCTION: usize = 100;
 
+/// Below this many vectors they are inserted one by one: parallel insertion races on
+/// a tiny graph can leave a point without the links that make it reachable.
+const SERIAL_INSERT_BELOW: usize = 1_000;
+
+fn insert_all(hnsw: &Hnsw<'_, f32, DistDot>, data: &[(&Vec<f32>, usize)]) {
+    if data.len() < SERIAL_INSERT_BELOW {
+        for (v, id) in data {
+            hnsw.insert((v.as_slice(), *id));
+        }
+    } else {
+        hnsw.parallel_insert(data);
+    }
+}
+
 /// How a build's vector index was made.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct VectorIndexReport {
@@ -257,7 +271,7 @@ impl VectorIndexWriter {
         let n = self.vectors.len().max(1);
         let hnsw = Hnsw::<f32, DistDot>::new(16, n, 16, EF_CONSTRUCTION, DistDot {});
         let data: Vec<(&Vec<f32>, usize)> = self.vectors.iter().zip(0..).collect();
-        hnsw.parallel_insert(&data);
+        insert_all(&hnsw, &data);
         self.dump(&hnsw, &self.meta)?;
         Ok(VectorIndexReport {
             inserted: self.vectors.len(),
@@ -314,7 +328,7 @@ impl VectorIndexWriter {
             .enumerate()
             .map(|(n, &i)| (&self.vectors[i], total_prev + n))
             .collect();
-        hnsw.parallel_insert(&data);
+        insert_all(&hnsw, &data);
         for &i in &fresh {
             owner.push(self.meta.owner[i]);
             keys.push(self.meta.keys[i].clone());
@@ -414,7 +428,14 @@ pub struct VectorHit {
 pub struct VectorIndex {
     hnsw: Hnsw<'static, f32, DistDot>,
     meta: VectorMeta,
+    /// Every (vector id, vector) of a small index, searched exactly: HNSW's pruned links
+    /// on a graph of a few points can leave one unreachable, and scanning them costs
+    /// nothing.
+    exact: Option<Vec<(usize, Vec<f32>)>>,
 }
+
+/// Indexes with fewer vectors than this are searched exactly.
+const EXACT_BELOW: usize = 1_000;
 
 impl VectorIndex {
     /// Opens a build's index. The HNSW loader must outlive the index it returns, so it
@@ -425,7 +446,13 @@ impl VectorIndex {
         let hnsw = loader
             .load_hnsw::<f32, DistDot>()
             .map_err(|e| StoreError::VectorIndex(format!("{}: {e}", dir.display())))?;
-        Ok(VectorIndex { hnsw, meta })
+        let exact = (meta.owner.len() < EXACT_BELOW).then(|| {
+            hnsw.get_point_indexation()
+                .into_iter()
+                .map(|p| (p.get_origin_id(), p.get_v().to_vec()))
+                .collect()
+        });
+        Ok(VectorIndex { hnsw, meta, exact })
     }
 
     pub fn model_id(&self) -> &str {
@@ -457,13 +484,29 @@ impl VectorIndex {
         // A few articles have several vectors: ask for a few more, keep each article's best.
         let want = k + k / 4 + 8;
         let q: Vec<f32> = query.iter().map(|x| x * SHRINK).collect();
-        let found = self
-            .hnsw
-            .search_filter(&q, want, want.max(64), Some(&wanted));
+        // (vector id, 1 − dot of the scaled vectors)
+        let found: Vec<(usize, f32)> = match &self.exact {
+            Some(all) => {
+                let mut d: Vec<(usize, f32)> = all
+                    .iter()
+                    .filter(|(id, _)| wanted(id))
+                    .map(|(id, v)| (*id, 1.0 - v.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>()))
+                    .collect();
+                d.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+                d.truncate(want);
+                d
+            }
+            None => self
+                .hnsw
+                .search_filter(&q, want, want.max(64), Some(&wanted))
+                .into_iter()
+                .map(|n| (n.d_id, n.distance))
+                .collect(),
+        };
         let mut best: HashMap<u32, f32> = HashMap::new();
-        for n in found {
-            let owner = self.meta.owner[n.d_id];
-            let score = (1.0 - n.distance) / (SHRINK * SHRINK);
+        for (id, distance) in found {
+            let owner = self.meta.owner[id];
+            let score = (1.0 - distance) / (SHRINK * SHRINK);
             let e = best.entry(owner).or_insert(f32::MIN);
             *e = e.max(score);
         }
@@ -627,6 +670,41 @@ mod tests {
         let cache = EmbeddingCache::open(dir.path(), "m", 3).unwrap();
         assert_eq!(cache.len(), 1);
         assert!(cache.get(&EmbeddingCache::key("a")).is_some());
+    }
+
+    #[test]
+    fn a_large_index_is_searched_through_the_hnsw_graph() {
+        // Past EXACT_BELOW vectors the HNSW graph answers; each stored vector finds itself.
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            // xorshift64: fixed, dependency-free pseudo-random numbers in [-1, 1).
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let n = EXACT_BELOW + 200;
+        let vectors: Vec<Vec<f32>> = (0..n)
+            .map(|_| unit(&(0..16).map(|_| next()).collect::<Vec<f32>>()))
+            .collect();
+        let mut w = VectorIndexWriter::new(dir.path(), "m", 16);
+        for (i, v) in vectors.iter().enumerate() {
+            w.add(
+                &format!("a{i}"),
+                true,
+                vec![(EmbeddingCache::key(&i.to_string()), v.clone())],
+            );
+        }
+        w.finish(None).unwrap();
+        let idx = VectorIndex::open(dir.path()).unwrap();
+        assert!(idx.exact.is_none());
+        let found = (0..n)
+            .step_by(37)
+            .filter(|&i| idx.search(&vectors[i], 1, false).unwrap()[0].iri == format!("a{i}"))
+            .count();
+        let asked = n.div_ceil(37);
+        assert!(found * 100 >= asked * 95, "{found}/{asked}");
     }
 
     #[test]
