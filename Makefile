@@ -51,7 +51,7 @@ test: model
 bench-build: coal
 	rm -rf /tmp/coal-bench-store
 	/usr/bin/time -v $(COAL) build --structure-only --corpus $(CORPUS) --store /tmp/coal-bench-store 2>&1 | \
-		grep -E "build |files read|graph:|references:|concepts:|time:|Maximum resident|Elapsed"
+		grep -E "build |files read|graph:|references:|concepts:|fusion:|time:|Maximum resident|Elapsed"
 
 # Full eval-profile build with embeddings into a fresh store (nothing cached): wall time,
 # stage times and peak memory.
@@ -59,7 +59,7 @@ bench-build-eval: coal model
 	rm -rf /tmp/coal-bench-eval-store
 	/usr/bin/time -v $(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt \
 		--store /tmp/coal-bench-eval-store 2>&1 | \
-		grep -E "build |files read|graph:|embed|time:|Maximum resident|Elapsed"
+		grep -E "build |files read|graph:|embed|fusion:|time:|Maximum resident|Elapsed"
 
 # Incremental rebuild: the eval profile is built from scratch (embeddings cached after
 # the first time), `coal gc --keep 1` drops every other build and the cache entries no kept build

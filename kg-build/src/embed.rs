@@ -8,6 +8,19 @@ use kg_store::{BuildWriter, EmbeddingCache, TextKey};
 
 use crate::{BuildError, BuildObserver, placed_articles};
 
+/// The embedding model with the store's embedding cache, opened once per build.
+pub(crate) struct Encoder<'a> {
+    pub model: &'a dyn Embedder,
+    pub cache: kg_store::EmbeddingCache,
+}
+
+impl<'a> Encoder<'a> {
+    pub fn open(writer: &BuildWriter, model: &'a dyn Embedder) -> Result<Self, BuildError> {
+        let cache = writer.embedding_cache(model.model_id(), model.dim())?;
+        Ok(Encoder { model, cache })
+    }
+}
+
 /// Texts embedded per call: large enough for batching, small enough that an interrupted
 /// build loses little (the cache is written after each batch).
 const BATCH: usize = 64;
@@ -63,12 +76,12 @@ pub fn article_passages(v: &LawVersion, a: &Article, embedder: &dyn Embedder) ->
 /// Embeds `missing` (texts the cache lacks, each once) in batches, caching each batch as
 /// it comes so an interrupted build loses little. Returns (texts, tokens) embedded.
 fn fill_cache(
-    cache: &mut EmbeddingCache,
-    embedder: &dyn Embedder,
+    encoder: &mut Encoder<'_>,
     missing: &[&str],
     stage: &str,
     observer: &dyn BuildObserver,
 ) -> Result<(usize, usize), BuildError> {
+    let embedder = encoder.model;
     observer.stage(stage, Some(missing.len() as u64));
     let mut tokens = 0;
     for (done, batch) in missing.chunks(BATCH).enumerate() {
@@ -79,7 +92,7 @@ fn fill_cache(
             .iter()
             .map(|t| embedder.token_count(t, TextKind::Passage))
             .sum::<usize>();
-        cache.insert(
+        encoder.cache.insert(
             batch
                 .iter()
                 .map(|t| EmbeddingCache::key(t))
@@ -92,39 +105,36 @@ fn fill_cache(
 }
 
 /// Unit passage embeddings of `texts`, through the store's cache (what it lacks is
-/// embedded and cached).
+/// embedded and cached); the keys are recorded with the build so that `coal gc` keeps them.
 pub fn cached_vectors(
     writer: &BuildWriter,
-    embedder: &dyn Embedder,
+    encoder: &mut Encoder<'_>,
     texts: &[String],
     observer: &dyn BuildObserver,
 ) -> Result<Vec<Vec<f32>>, BuildError> {
-    let mut cache = writer.embedding_cache(embedder.model_id(), embedder.dim())?;
+    let keys: Vec<TextKey> = texts.iter().map(|t| EmbeddingCache::key(t)).collect();
     let mut seen = std::collections::HashSet::new();
     let missing: Vec<&str> = texts
         .iter()
-        .filter(|t| cache.get(&EmbeddingCache::key(t)).is_none() && seen.insert(t.as_str()))
-        .map(String::as_str)
+        .zip(&keys)
+        .filter(|(_, k)| encoder.cache.get(k).is_none() && seen.insert(**k))
+        .map(|(t, _)| t.as_str())
         .collect();
-    fill_cache(
-        &mut cache,
-        embedder,
-        &missing,
-        "fusion embeddings",
-        observer,
-    )?;
-    let keys: Vec<TextKey> = texts.iter().map(|t| EmbeddingCache::key(t)).collect();
-    writer.record_extra_embedding_keys(embedder.model_id(), &keys)?;
-    Ok(texts
+    fill_cache(encoder, &missing, "fusion embeddings", observer)?;
+    let vectors = keys
         .iter()
-        .map(|t| {
-            let v = cache
-                .get(&EmbeddingCache::key(t))
-                .expect("every text was embedded");
+        .map(|k| {
+            let v = encoder.cache.get(k).expect("every text was embedded");
             let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
             v.iter().map(|x| x / norm).collect()
         })
-        .collect())
+        .collect();
+    writer.record_extra_embedding_keys(&kg_store::IndexKeys {
+        model_id: encoder.model.model_id().to_owned(),
+        dim: encoder.model.dim(),
+        keys,
+    })?;
+    Ok(vectors)
 }
 
 /// Embeds what the cache lacks and writes the vector index (`incremental`: extending the
@@ -133,48 +143,47 @@ pub fn cached_vectors(
 pub fn embed_stage(
     writer: &BuildWriter,
     corpus: &Corpus,
-    embedder: &dyn Embedder,
+    encoder: &mut Encoder<'_>,
     incremental: bool,
     observer: &dyn BuildObserver,
 ) -> Result<(EmbedReport, Vec<Vec<TextKey>>), BuildError> {
+    let embedder = encoder.model;
     let mut report = EmbedReport {
         model_id: embedder.model_id().to_owned(),
         ..Default::default()
     };
-    // (article IRI, latest?, passage texts)
+    // (article IRI, latest?, passage texts, their cache keys)
     let mut articles = Vec::new();
     for a in placed_articles(corpus) {
         let passages = article_passages(a.version, a.article, embedder);
         report.split_articles += (passages.len() > 1) as usize;
-        articles.push((a.iri, a.latest, passages));
+        let keys: Vec<TextKey> = passages.iter().map(|p| EmbeddingCache::key(p)).collect();
+        articles.push((a.iri, a.latest, passages, keys));
     }
-    let mut cache = writer.embedding_cache(embedder.model_id(), embedder.dim())?;
     let mut missing: Vec<&str> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for (_, _, passages) in &articles {
-        for p in passages {
+    for (_, _, passages, keys) in &articles {
+        for (p, key) in passages.iter().zip(keys) {
             report.passages += 1;
-            let key = EmbeddingCache::key(p);
-            if cache.get(&key).is_some() {
+            if encoder.cache.get(key).is_some() {
                 report.from_cache += 1;
-            } else if seen.insert(key) {
+            } else if seen.insert(*key) {
                 missing.push(p);
             }
         }
     }
-    let (embedded, tokens) = fill_cache(&mut cache, embedder, &missing, "embed", observer)?;
+    let (embedded, tokens) = fill_cache(encoder, &missing, "embed", observer)?;
     report.embedded = embedded;
     report.tokens_embedded = tokens;
     observer.stage("vectors", None);
     let mut index = writer.vector_index_writer(embedder.model_id(), embedder.dim());
     let mut keys_per_article = Vec::with_capacity(articles.len());
-    for (iri, latest, passages) in articles {
-        let keys: Vec<TextKey> = passages.iter().map(|p| EmbeddingCache::key(p)).collect();
+    for (iri, latest, _, keys) in articles {
         let vectors = keys
             .iter()
             .map(|k| {
-                let v = cache.get(k).expect("every passage was embedded").to_vec();
-                (*k, v)
+                let v = encoder.cache.get(k).expect("every passage was embedded");
+                (*k, v.to_vec())
             })
             .collect();
         index.add(&iri, latest, vectors);

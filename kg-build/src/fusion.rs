@@ -377,7 +377,11 @@ fn candidates(
     for members in by_bigram.values() {
         for (x, &i) in members.iter().enumerate() {
             for &j in &members[x + 1..] {
-                if seen.insert((i, j)) && dice(&norm[i], &norm[j]) >= CANDIDATE_LABEL {
+                // Pairs of one law are dropped by `add`; skip them before the Dice.
+                if concepts[i].law != concepts[j].law
+                    && seen.insert((i, j))
+                    && dice(&norm[i], &norm[j]) >= CANDIDATE_LABEL
+                {
                     report.similar_label += add(i, j, &mut out) as usize;
                 }
             }

@@ -290,9 +290,15 @@ async fn write(
     // Extraction comes first: its triples belong to the version graphs written next.
     let mut extraction = None;
     let mut extracted = HashMap::new();
+    // Each store-wide cache is read once per build and shared by the stages.
+    let llm = llm.map(|l| stages::Llm::open(writer, &l)).transpose()?;
+    let mut encoder = match embedder {
+        Some(e) if !structure_only => Some(embed::Encoder::open(writer, e)?),
+        _ => None,
+    };
     if let Some(llm) = &llm {
         let t = Instant::now();
-        let (report, sinks) = stages::extract_stage(writer, corpus, llm, observer)?;
+        let (report, sinks) = stages::extract_stage(corpus, llm, observer)?;
         extracted = sinks;
         extraction = Some(report);
         seconds.insert("extract".to_owned(), t.elapsed().as_secs_f64());
@@ -312,8 +318,13 @@ async fn write(
         base_build: base.as_ref().map(|b| b.0.clone()),
         ..Default::default()
     };
-    let base_laws = base.as_ref().map(|b| b.1.laws.clone()).unwrap_or_default();
-    let mut delta = delta::GraphDelta::new(writer.graph(), base.map(|b| b.1));
+    // The delta compares graphs; the laws' hashes are for the report only.
+    let mut base_state = base.map(|b| b.1);
+    let base_laws = base_state
+        .as_mut()
+        .map(|b| std::mem::take(&mut b.laws))
+        .unwrap_or_default();
+    let mut delta = delta::GraphDelta::new(writer.graph(), base_state);
     let mut concepts: BTreeMap<String, fusion::ConceptRecord> = BTreeMap::new();
     // The quads of a batch of laws are made in parallel (they depend on nothing but the
     // corpus), then loaded in corpus order.
@@ -447,17 +458,17 @@ async fn write(
         let t = Instant::now();
         stages::write_text_index(writer, corpus, observer)?;
         seconds.insert("bm25".to_owned(), t.elapsed().as_secs_f64());
-        if let Some(embedder) = embedder {
+        if let Some(encoder) = encoder.as_mut() {
             let t = Instant::now();
             let (report, passage_keys) =
-                embed::embed_stage(writer, corpus, embedder, opts.incremental, observer)?;
+                embed::embed_stage(writer, corpus, encoder, opts.incremental, observer)?;
             embed_report = Some(report);
             seconds.insert("embed".to_owned(), t.elapsed().as_secs_f64());
             let t = Instant::now();
             let (report, quads) = stages::domain_stage(
                 writer,
                 corpus,
-                embedder,
+                encoder,
                 &passage_keys,
                 opts.incremental.then_some(opts.recluster_share),
                 llm.as_ref(),
@@ -471,9 +482,8 @@ async fn write(
     }
     let t = Instant::now();
     let concepts: Vec<fusion::ConceptRecord> = concepts.into_values().collect();
-    let embedder = embedder.filter(|_| !structure_only);
     let (fusion_report, quads) =
-        stages::fusion_stage(writer, &concepts, embedder, llm.as_ref(), observer)?;
+        stages::fusion_stage(writer, &concepts, encoder.as_mut(), llm.as_ref(), observer)?;
     counts.add(&quads.counts);
     delta.put(quads)?;
     seconds.insert("fusion".to_owned(), t.elapsed().as_secs_f64());

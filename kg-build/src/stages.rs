@@ -7,22 +7,43 @@ use std::collections::{BTreeMap, HashMap};
 use coal_corpus::Corpus;
 use kg_store::BuildWriter;
 
+use crate::embed::Encoder;
 use crate::{
     BuildError, BuildObserver, Extraction, domains, embed, extract, fusion, placed_articles, rdf,
     summaries, text_hash,
 };
+
+/// The chat model with the store's reply cache, opened once per build.
+pub(crate) struct Llm<'a> {
+    pub chat: &'a dyn coal_models::ChatModel,
+    pub concurrency: usize,
+    pub replies: extract::ReplyCache,
+}
+
+impl<'a> Llm<'a> {
+    pub fn open(writer: &BuildWriter, llm: &Extraction<'a>) -> Result<Self, BuildError> {
+        let path = writer.cache_dir().join("llm-replies.jsonl");
+        let replies = extract::ReplyCache::open(&path)
+            .map_err(|e| BuildError::Store(kg_store::StoreError::Io { path, source: e }))?;
+        Ok(Llm {
+            chat: llm.chat,
+            concurrency: llm.concurrency,
+            replies,
+        })
+    }
+}
 
 /// Fuses concepts of different laws (embeddings of label and definition when the build
 /// has a model, the LLM for unsure pairs when one is configured).
 pub(crate) fn fusion_stage(
     writer: &BuildWriter,
     concepts: &[fusion::ConceptRecord],
-    embedder: Option<&dyn coal_models::Embedder>,
-    llm: Option<&Extraction<'_>>,
+    encoder: Option<&mut Encoder<'_>>,
+    llm: Option<&Llm<'_>>,
     observer: &dyn BuildObserver,
 ) -> Result<(fusion::FusionReport, rdf::QuadSink), BuildError> {
     observer.stage("fusion", None);
-    let vectors = match embedder {
+    let vectors = match encoder {
         Some(e) => {
             let texts: Vec<String> = concepts.iter().map(fusion::embedded_text).collect();
             Some(embed::cached_vectors(writer, e, &texts, observer)?)
@@ -31,10 +52,9 @@ pub(crate) fn fusion_stage(
     };
     let (decisions, entities, report) = match llm {
         Some(llm) => {
-            let cache = reply_cache(writer)?;
             let arbiter = fusion::LlmArbiter {
                 chat: llm.chat,
-                cache: &cache,
+                cache: &llm.replies,
             };
             fusion::fuse(concepts, vectors.as_deref(), &arbiter)
         }
@@ -43,27 +63,20 @@ pub(crate) fn fusion_stage(
     Ok((report, fusion::quads(concepts, &decisions, &entities)))
 }
 
-/// The store-wide cache of LLM replies.
-fn reply_cache(writer: &BuildWriter) -> Result<extract::ReplyCache, BuildError> {
-    let path = writer.cache_dir().join("llm-replies.jsonl");
-    extract::ReplyCache::open(&path)
-        .map_err(|e| BuildError::Store(kg_store::StoreError::Io { path, source: e }))
-}
-
 /// Clusters the latest articles by their embeddings into topics and domains, labels them,
 /// measures them against the corpus folders and chapters, and writes them as RDF.
 pub(crate) fn domain_stage(
     writer: &BuildWriter,
     corpus: &Corpus,
-    embedder: &dyn coal_models::Embedder,
+    encoder: &Encoder<'_>,
     passage_keys: &[Vec<kg_store::TextKey>],
     recluster_share: Option<f64>,
-    llm: Option<&Extraction<'_>>,
+    llm: Option<&Llm<'_>>,
     observer: &dyn BuildObserver,
 ) -> Result<(domains::DomainReport, rdf::QuadSink), BuildError> {
     use coal_ontology::{iri, vocab};
     observer.stage("domains", None);
-    let cache = writer.embedding_cache(embedder.model_id(), embedder.dim())?;
+    let cache = &encoder.cache;
     let (mut iris, mut vectors, mut texts, mut folders, mut chapters) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut hashes = Vec::new();
@@ -75,7 +88,7 @@ pub(crate) fn domain_stage(
         if found.is_empty() {
             continue;
         }
-        let mut v = vec![0f32; embedder.dim()];
+        let mut v = vec![0f32; encoder.model.dim()];
         for f in &found {
             v.iter_mut().zip(*f).for_each(|(a, b)| *a += b);
         }
@@ -204,7 +217,7 @@ pub(crate) fn domain_stage(
     let (mut topic_summaries, mut domain_summaries) = (Vec::new(), Vec::new());
     if let Some(llm) = llm {
         observer.stage("domain summaries", Some((topics + n_domains) as u64));
-        let cache = reply_cache(writer)?;
+        let cache = &llm.replies;
         let prompts: Vec<String> = (0..topics)
             .map(|t| {
                 let mut members: Vec<usize> =
@@ -223,7 +236,7 @@ pub(crate) fn domain_stage(
             })
             .collect();
         let (found, failed) =
-            summaries::ask_all(llm.chat, &cache, &prompts, &|n| observer.progress(n as u64));
+            summaries::ask_all(llm.chat, cache, &prompts, &|n| observer.progress(n as u64));
         topic_summaries = found;
         let prompts: Vec<String> = (0..n_domains)
             .map(|d| {
@@ -238,7 +251,7 @@ pub(crate) fn domain_stage(
                 summaries::domain_prompt(&domain_labels[d], &parts)
             })
             .collect();
-        let (found, failed_domains) = summaries::ask_all(llm.chat, &cache, &prompts, &|n| {
+        let (found, failed_domains) = summaries::ask_all(llm.chat, cache, &prompts, &|n| {
             observer.progress((topics + n) as u64)
         });
         domain_summaries = found;
@@ -300,12 +313,11 @@ pub(crate) fn domain_stage(
 /// Asks the LLM for the triples of every article (cached replies are reused) and turns
 /// them into quads, each triple in its article's version graph with its provenance.
 pub(crate) fn extract_stage(
-    writer: &BuildWriter,
     corpus: &Corpus,
-    llm: &Extraction<'_>,
+    llm: &Llm<'_>,
     observer: &dyn BuildObserver,
 ) -> Result<(extract::ExtractReport, HashMap<String, rdf::QuadSink>), BuildError> {
-    let cache = reply_cache(writer)?;
+    let cache = &llm.replies;
     let mut jobs = Vec::new();
     let mut version_of = HashMap::new();
     for a in placed_articles(corpus) {
@@ -316,7 +328,7 @@ pub(crate) fn extract_stage(
         });
     }
     observer.stage("extract", Some(jobs.len() as u64));
-    let (found, report) = extract::extract(llm.chat, &jobs, &cache, llm.concurrency, &|done| {
+    let (found, report) = extract::extract(llm.chat, &jobs, cache, llm.concurrency, &|done| {
         observer.progress(done)
     });
     let mut sinks: HashMap<String, rdf::QuadSink> = HashMap::new();

@@ -163,35 +163,20 @@ impl StoreDir {
                 BuildState::Abandoned => continue,
                 BuildState::Current | BuildState::Previous => {}
             }
-            match crate::vectors::extra_keys(&self.build_dir(&b.id)) {
-                Ok(Some((model, keys))) => {
-                    // The dimension comes from the index of the same model, if any.
-                    let dim = crate::index_keys(&self.vectors_dir(&b.id))
-                        .ok()
-                        .flatten()
-                        .map_or(0, |k| k.dim);
-                    let e = used.entry(model).or_insert((dim, HashSet::new()));
-                    e.1.extend(keys);
+            let extra = crate::vectors::extra_keys(&self.build_dir(&b.id));
+            for found in [extra, crate::index_keys(&self.vectors_dir(&b.id))] {
+                match found {
+                    Ok(None) => {}
+                    Ok(Some(k)) => {
+                        let e = used.entry(k.model_id).or_insert((k.dim, HashSet::new()));
+                        e.1.extend(k.keys);
+                    }
+                    Err(e) => return Ok(CachePrune::Skipped(e.to_string())),
                 }
-                Ok(None) => {}
-                Err(e) => return Ok(CachePrune::Skipped(e.to_string())),
-            }
-            let dir = self.vectors_dir(&b.id);
-            match crate::index_keys(&dir) {
-                Ok(None) => {}
-                Ok(Some(k)) => {
-                    let e = used.entry(k.model_id).or_insert((k.dim, HashSet::new()));
-                    e.0 = k.dim;
-                    e.1.extend(k.keys);
-                }
-                Err(e) => return Ok(CachePrune::Skipped(e.to_string())),
             }
         }
         let mut pruned = Vec::new();
         for (model, (dim, keys)) in used {
-            if dim == 0 {
-                continue; // No index tells the dimension: leave that cache alone.
-            }
             let mut cache = crate::EmbeddingCache::open(&self.root().join("cache"), &model, dim)?;
             pruned.push((model, cache.retain(&keys)?));
         }

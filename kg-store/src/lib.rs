@@ -236,8 +236,8 @@ impl BuildWriter {
 
     /// Records embedding-cache keys this build used outside its vector index (so that
     /// `coal gc` keeps their cache entries).
-    pub fn record_extra_embedding_keys(&self, model_id: &str, keys: &[TextKey]) -> Result<()> {
-        vectors::write_extra_keys(&self.build_dir(), model_id, keys)
+    pub fn record_extra_embedding_keys(&self, keys: &IndexKeys) -> Result<()> {
+        vectors::write_extra_keys(&self.build_dir(), keys)
     }
 
     /// A writer for this build's BM25 index.

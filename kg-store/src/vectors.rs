@@ -357,6 +357,10 @@ pub struct IndexKeys {
     pub keys: Vec<TextKey>,
 }
 
+fn decode_keys<'k>(keys: impl Iterator<Item = &'k String>) -> Option<Vec<TextKey>> {
+    keys.map(|k| hex::decode(k).ok()?.try_into().ok()).collect()
+}
+
 /// What the vector index in `dir` uses: `Ok(None)` for a build without one, an error for
 /// an index that predates recorded keys (nothing can be pruned safely then).
 pub fn index_keys(dir: &Path) -> Result<Option<IndexKeys>> {
@@ -368,14 +372,13 @@ pub fn index_keys(dir: &Path) -> Result<Option<IndexKeys>> {
     if meta.keys.len() != meta.owner.len() {
         return Err(unknown());
     }
-    let keys = meta
+    let live = meta
         .keys
         .iter()
         .zip(&meta.owner)
         .filter(|(_, o)| **o != RETIRED)
-        .map(|(k, _)| hex::decode(k).ok()?.try_into().ok())
-        .collect::<Option<Vec<TextKey>>>()
-        .ok_or_else(unknown)?;
+        .map(|(k, _)| k);
+    let keys = decode_keys(live).ok_or_else(unknown)?;
     Ok(Some(IndexKeys {
         model_id: meta.model_id,
         dim: meta.dim,
@@ -388,33 +391,34 @@ const EXTRA_KEYS_FILE: &str = "extra-embedding-keys.json";
 #[derive(Serialize, Deserialize)]
 struct ExtraKeys {
     model_id: String,
+    dim: usize,
     keys: Vec<String>,
 }
 
-pub(crate) fn write_extra_keys(build_dir: &Path, model_id: &str, keys: &[TextKey]) -> Result<()> {
+pub(crate) fn write_extra_keys(build_dir: &Path, extra: &IndexKeys) -> Result<()> {
     let path = build_dir.join(EXTRA_KEYS_FILE);
     let extra = ExtraKeys {
-        model_id: model_id.to_owned(),
-        keys: keys.iter().map(hex::encode).collect(),
+        model_id: extra.model_id.clone(),
+        dim: extra.dim,
+        keys: extra.keys.iter().map(hex::encode).collect(),
     };
     std::fs::write(&path, serde_json::to_vec(&extra).expect("serializes")).map_err(io(&path))
 }
 
-/// Keys a build recorded besides its index's: (model id, keys).
-pub(crate) fn extra_keys(build_dir: &Path) -> Result<Option<(String, Vec<TextKey>)>> {
+/// Keys a build used outside its vector index (`Ok(None)`: none recorded).
+pub(crate) fn extra_keys(build_dir: &Path) -> Result<Option<IndexKeys>> {
     let path = build_dir.join(EXTRA_KEYS_FILE);
     let Ok(bytes) = std::fs::read(&path) else {
         return Ok(None);
     };
     let bad = |e: String| StoreError::VectorIndex(format!("{}: {e}", path.display()));
     let extra: ExtraKeys = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
-    let keys = extra
-        .keys
-        .iter()
-        .map(|k| hex::decode(k).ok()?.try_into().ok())
-        .collect::<Option<Vec<TextKey>>>()
-        .ok_or_else(|| bad("bad key".into()))?;
-    Ok(Some((extra.model_id, keys)))
+    let keys = decode_keys(extra.keys.iter()).ok_or_else(|| bad("bad key".into()))?;
+    Ok(Some(IndexKeys {
+        model_id: extra.model_id,
+        dim: extra.dim,
+        keys,
+    }))
 }
 
 /// A dense hit: article IRI and cosine similarity.

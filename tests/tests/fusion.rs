@@ -96,6 +96,19 @@ fn every_decision_is_queryable_with_its_evidence() {
     }
     let merged = rows.iter().filter(|r| r[1] == "merged").count();
     assert_eq!(merged, built().summary.fusion.merged_by_rules);
+    // The example query that lists the merges for checking by hand covers every one.
+    let example = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/fusion-merges.rq"),
+    )
+    .unwrap();
+    let listed = select(&store, &example);
+    assert!(listed.len() >= merged, "{} < {merged}", listed.len());
+    assert!(
+        listed
+            .iter()
+            .any(|r| r[0] == "农村土地" && r[1] != r[2] && !r[4].is_empty() && !r[5].is_empty()),
+        "{listed:?}"
+    );
     // Every surface form of a fused entity is kept.
     let labels = select(
         &store,
