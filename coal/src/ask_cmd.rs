@@ -109,8 +109,10 @@ fn explain(out: &mut impl Write, a: &Answer, startup_ms: f64) -> anyhow::Result<
     }
     for (name, hits) in [
         ("bm25", &t.bm25),
+        ("bigram", &t.bigram),
         ("dense", &t.dense),
         ("hybrid", &t.hybrid),
+        ("reranked", &t.reranked),
         ("graph", &t.graph),
     ] {
         if hits.is_empty() {

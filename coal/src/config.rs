@@ -433,6 +433,8 @@ pub struct AskArgs {
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
 pub enum SearchMode {
     Bm25,
+    /// BM25 over character bigrams of each article's law name and text.
+    Bigram,
     Dense,
     Hybrid,
 }
@@ -441,6 +443,7 @@ impl SearchMode {
     pub fn mode(self) -> query_engine::retrieve::Mode {
         match self {
             SearchMode::Bm25 => query_engine::retrieve::Mode::Bm25,
+            SearchMode::Bigram => query_engine::retrieve::Mode::Bigram,
             SearchMode::Dense => query_engine::retrieve::Mode::Dense,
             SearchMode::Hybrid => query_engine::retrieve::Mode::Hybrid,
         }
@@ -485,6 +488,10 @@ pub struct EvalRetrievalArgs {
     /// article number in any version).
     #[arg(long, value_enum, default_value = "text")]
     pub gold_match: GoldMatchArg,
+    /// Writes each question's BM25 and dense candidates (IRI and raw score) and its gold
+    /// IRIs as JSON lines to FILE, for error analysis and fusion experiments.
+    #[arg(long, value_name = "FILE")]
+    pub dump: Option<PathBuf>,
     #[command(flatten)]
     pub bm25: Bm25Args,
     #[command(flatten)]

@@ -20,7 +20,7 @@ pub fn search(args: SearchArgs) -> anyhow::Result<()> {
     }
     let store = Store::open(&args.store.store, false)?;
     let mode = args.mode.mode();
-    let embedder = if mode == Mode::Bm25 {
+    let embedder = if matches!(mode, Mode::Bm25 | Mode::Bigram) {
         None
     } else {
         Some(args.model.load(false)?)
@@ -134,9 +134,9 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
     let mut gold_map = gold_map(&store, args.store.db_url.as_deref())?;
     gold_map.matching = args.gold_match.matching();
     let modes: &[Mode] = if args.bm25_only {
-        &[Mode::Bm25]
+        &[Mode::Bm25, Mode::Bigram]
     } else {
-        &[Mode::Bm25, Mode::Dense, Mode::Hybrid]
+        &[Mode::Bm25, Mode::Bigram, Mode::Dense, Mode::Hybrid]
     };
     let mut report = serde_json::Map::new();
     let mut table = String::from("| set | mode | n |");
@@ -156,6 +156,12 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
     } else {
         max_k.max(HYBRID_CANDIDATES)
     };
+    let mut dump = match &args.dump {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?,
+        )),
+        None => None,
+    };
     for path in &args.sets {
         let items = load_set(path)?;
         let gold = gold_sets(&gold_map, &items)?;
@@ -163,10 +169,13 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
         // hybrid fuses those same lists (its latency is the sum plus the fusion).
         let mut ranked: Vec<Vec<Vec<String>>> = vec![Vec::new(); modes.len()];
         let mut latency: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
-        for it in &items {
+        for (qi, it) in items.iter().enumerate() {
             let t = Instant::now();
             let bm25 = retriever.bm25(&it.question, candidates, args.include_old)?;
             let t_bm25 = t.elapsed().as_secs_f64() * 1000.0;
+            let t = Instant::now();
+            let bigram = retriever.bigram(&it.question, candidates, args.include_old)?;
+            let t_bigram = t.elapsed().as_secs_f64() * 1000.0;
             let mut dense: Vec<Hit> = Vec::new();
             let mut t_dense = 0.0;
             if !args.bm25_only {
@@ -174,9 +183,26 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
                 dense = retriever.dense(&it.question, candidates, args.include_old)?;
                 t_dense = t.elapsed().as_secs_f64() * 1000.0;
             }
+            if let Some(out) = dump.as_mut() {
+                let pairs = |hits: &[Hit]| -> Vec<(String, f32)> {
+                    hits.iter().map(|h| (h.iri.clone(), h.score)).collect()
+                };
+                let query_vector = if args.bm25_only {
+                    Vec::new()
+                } else {
+                    retriever.embed_query(&it.question)?
+                };
+                let line = serde_json::json!({
+                    "set": path.display().to_string(), "id": it.id, "question": it.question,
+                    "bm25": pairs(&bm25), "bigram": pairs(&bigram), "dense": pairs(&dense), "gold": gold[qi],
+                    "query_vector": query_vector,
+                });
+                writeln!(out, "{line}")?;
+            }
             for (m, mode) in modes.iter().enumerate() {
                 let (list, ms) = match mode {
                     Mode::Bm25 => (bm25.clone(), t_bm25),
+                    Mode::Bigram => (bigram.clone(), t_bigram),
                     Mode::Dense => (dense.clone(), t_dense),
                     Mode::Hybrid => {
                         let t = Instant::now();

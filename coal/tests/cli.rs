@@ -754,6 +754,12 @@ fn ask_routes_every_tier_and_cites_only_articles_of_the_store() {
         if tier == "3" {
             assert!(!a["trace"]["graph"].as_array().unwrap().is_empty(), "{a}");
         }
+        if tier == "2" {
+            // Tier 2 ranks the re-ranked union of BM25, bigram BM25 and dense first.
+            let t = &a["trace"];
+            assert!(!t["bigram"].as_array().unwrap().is_empty(), "{a}");
+            assert_eq!(t["ranked"][0], t["reranked"][0]["iri"], "{a}");
+        }
     }
     // Routed: the explanation names every score.
     let out = coal(&["ask", "--store", &s, "--explain", question]);
@@ -765,6 +771,7 @@ fn ask_routes_every_tier_and_cites_only_articles_of_the_store() {
         "RDI",
         "C_consistency",
         "C_final",
+        "reranked:",
         "引用",
         "timings",
     ] {

@@ -4,6 +4,7 @@
 //! Architecture invariant: kg-store knows the ontology's IRIs but nothing of statute
 //! parsing or retrieval; it stores and serves what a build hands it.
 
+mod bigrams;
 pub mod builds;
 mod error;
 mod graph;

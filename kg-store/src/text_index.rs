@@ -16,6 +16,7 @@ use tantivy::{Index, IndexReader, IndexWriter, TantivyDocument, Term};
 use crate::error::{Result, StoreError};
 
 const TOKENIZER: &str = "jieba";
+const BIGRAM_TOKENIZER: &str = "bigram";
 
 /// One article as the text index sees it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -48,6 +49,9 @@ struct Fields {
     hierarchy: Field,
     text: Field,
     latest: Field,
+    /// Character bigrams of the law's name and the article's body; `None` in indexes
+    /// written before the field existed (bigram search then finds nothing).
+    bigrams: Option<Field>,
 }
 
 fn schema() -> (Schema, Fields) {
@@ -68,6 +72,16 @@ fn schema() -> (Schema, Fields) {
         hierarchy: sb.add_text_field("hierarchy", indexed.clone()),
         text: sb.add_text_field("text", indexed),
         latest: sb.add_text_field("latest", STRING | STORED),
+        bigrams: Some(
+            sb.add_text_field(
+                "bigrams",
+                TextOptions::default().set_indexing_options(
+                    TextFieldIndexing::default()
+                        .set_tokenizer(BIGRAM_TOKENIZER)
+                        .set_index_option(IndexRecordOption::WithFreqs),
+                ),
+            ),
+        ),
     };
     (sb.build(), fields)
 }
@@ -79,6 +93,42 @@ fn register_tokenizer(index: &Index) {
         .filter(LowerCaser)
         .build();
     index.tokenizers().register(TOKENIZER, analyzer);
+    index
+        .tokenizers()
+        .register(BIGRAM_TOKENIZER, crate::bigrams::BigramTokenizer);
+}
+
+/// What the bigram field holds: the law's name without the state's name every national
+/// law shares, and the article's text without its label (第四十六条 would make 第四, 四十, …).
+fn bigram_text(a: &IndexedArticle) -> String {
+    let name = a.law_title.trim_start_matches("中华人民共和国");
+    let body = a.text.strip_prefix(a.label.as_str()).unwrap_or(&a.text);
+    format!("{name} {body}")
+}
+
+/// Keeps only articles of latest versions, without changing scores, unless `include_old`.
+fn latest_only(
+    query: Box<dyn tantivy::query::Query>,
+    latest: Field,
+    include_old: bool,
+) -> Box<dyn tantivy::query::Query> {
+    if include_old {
+        return query;
+    }
+    Box::new(BooleanQuery::new(vec![
+        (Occur::Must, query),
+        // A zero-score clause filters without changing BM25 scores.
+        (
+            Occur::Must,
+            Box::new(ConstScoreQuery::new(
+                Box::new(TermQuery::new(
+                    Term::from_field_text(latest, "1"),
+                    IndexRecordOption::Basic,
+                )),
+                0.0,
+            )),
+        ),
+    ]))
 }
 
 fn tantivy_err(path: &Path) -> impl Fn(tantivy::TantivyError) -> StoreError + '_ {
@@ -117,6 +167,9 @@ impl TextIndexWriter {
         doc.add_text(f.hierarchy, &a.hierarchy);
         doc.add_text(f.text, &a.text);
         doc.add_text(f.latest, if a.latest { "1" } else { "0" });
+        if let Some(bigrams) = f.bigrams {
+            doc.add_text(bigrams, bigram_text(a));
+        }
         self.writer
             .add_document(doc)
             .map_err(tantivy_err(&self.path))?;
@@ -175,7 +228,8 @@ impl TextIndex {
         }
         let index = Index::open_in_dir(path).map_err(tantivy_err(path))?;
         register_tokenizer(&index);
-        let (_, fields) = schema();
+        let (_, mut fields) = schema();
+        fields.bigrams = index.schema().get_field("bigrams").ok();
         let reader = index.reader().map_err(tantivy_err(path))?;
         Ok(TextIndex {
             weights: FieldWeights::default(),
@@ -282,25 +336,7 @@ impl TextIndex {
         if clauses.is_empty() {
             return Ok(Vec::new());
         }
-        let text_query: Box<dyn tantivy::query::Query> = Box::new(BooleanQuery::new(clauses));
-        let query: Box<dyn tantivy::query::Query> = if include_old {
-            text_query
-        } else {
-            Box::new(BooleanQuery::new(vec![
-                (Occur::Must, text_query),
-                // A zero-score clause filters without changing BM25 scores.
-                (
-                    Occur::Must,
-                    Box::new(ConstScoreQuery::new(
-                        Box::new(TermQuery::new(
-                            Term::from_field_text(f.latest, "1"),
-                            IndexRecordOption::Basic,
-                        )),
-                        0.0,
-                    )),
-                ),
-            ]))
-        };
+        let query = latest_only(Box::new(BooleanQuery::new(clauses)), f.latest, include_old);
         let searcher = self.reader.searcher();
         let top = searcher
             .search(&query, &TopDocs::with_limit(k.max(1)).order_by_score())
@@ -312,6 +348,59 @@ impl TextIndex {
                 score,
                 article: self.article_of(&doc),
             });
+        }
+        Ok(hits)
+    }
+
+    /// BM25 over the character bigrams of the law's name and the article's body: the
+    /// IRIs and scores of the best `k` articles (older versions only with `include_old`).
+    pub fn search_bigrams(
+        &self,
+        question: &str,
+        k: usize,
+        include_old: bool,
+    ) -> Result<Vec<(String, f32)>> {
+        let Some(field) = self.fields.bigrams else {
+            return Ok(Vec::new());
+        };
+        let mut analyzer = self
+            .index
+            .tokenizers()
+            .get(BIGRAM_TOKENIZER)
+            .expect("tokenizer registered at open");
+        let mut stream = analyzer.token_stream(question);
+        let mut seen = std::collections::HashSet::new();
+        let mut clauses: Vec<(Occur, Box<dyn tantivy::query::Query>)> = Vec::new();
+        while let Some(tok) = stream.next() {
+            if seen.insert(tok.text.clone()) {
+                let term = Term::from_field_text(field, &tok.text);
+                clauses.push((
+                    Occur::Should,
+                    Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs)),
+                ));
+            }
+        }
+        if clauses.is_empty() {
+            return Ok(Vec::new());
+        }
+        let query = latest_only(
+            Box::new(BooleanQuery::new(clauses)),
+            self.fields.latest,
+            include_old,
+        );
+        let searcher = self.reader.searcher();
+        let top = searcher
+            .search(&query, &TopDocs::with_limit(k.max(1)).order_by_score())
+            .map_err(tantivy_err(&self.path))?;
+        let mut hits = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(tantivy_err(&self.path))?;
+            let iri = doc
+                .get_first(self.fields.iri)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_owned();
+            hits.push((iri, score));
         }
         Ok(hits)
     }
@@ -400,6 +489,59 @@ mod tests {
                 .search("劳动合同: (解除) AND \"协商\" ~2 ^3 [x TO y]", 5, false)
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn bigram_search_keeps_a_compound_that_words_lose() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bm25");
+        let mut w = TextIndexWriter::create(&path).unwrap();
+        let title = "中华人民共和国民法典";
+        w.add(&article(
+            "dev",
+            title,
+            "第八百五十二条",
+            "委托开发合同的委托人应当按照约定支付研究开发经费和报酬。",
+            true,
+        ))
+        .unwrap();
+        w.add(&article(
+            "agency",
+            title,
+            "第九百一十九条",
+            "委托合同是委托人和受托人约定，由受托人处理委托人事务的合同。",
+            true,
+        ))
+        .unwrap();
+        w.add(&article(
+            "dev-old",
+            title,
+            "第三百三十五条",
+            "委托开发合同的委托人应当按照约定支付研究开发经费。",
+            false,
+        ))
+        .unwrap();
+        w.commit().unwrap();
+        let index = TextIndex::open(&path).unwrap();
+        let q = "委托开发合同的委托人有什么义务？";
+        let hits = index.search_bigrams(q, 10, false).unwrap();
+        assert_eq!(hits[0].0, "dev", "{hits:?}");
+        assert!(
+            hits.iter().all(|(iri, _)| iri != "dev-old"),
+            "old versions filtered: {hits:?}"
+        );
+        assert!(hits.windows(2).all(|w| w[0].1 >= w[1].1));
+        let with_old = index.search_bigrams(q, 10, true).unwrap();
+        assert!(with_old.iter().any(|(iri, _)| iri == "dev-old"));
+        // The law's name is in the field, its article labels are not.
+        assert_eq!(index.search_bigrams("民法典", 10, false).unwrap().len(), 2);
+        assert!(
+            index
+                .search_bigrams("第八百五十二条", 10, false)
+                .unwrap()
+                .is_empty()
+        );
+        assert!(index.search_bigrams("，。", 10, false).unwrap().is_empty());
     }
 
     #[test]

@@ -100,8 +100,14 @@ pub struct Trace {
     /// Citations cut from a generated answer, with the reason.
     pub removed_citations: Vec<crate::generate::RemovedCitation>,
     pub bm25: Vec<Hit>,
+    /// BM25 over character bigrams.
+    pub bigram: Vec<Hit>,
     pub dense: Vec<Hit>,
+    /// The method's fusion, 0.7·dense + 0.3·BM25.
     pub hybrid: Vec<Hit>,
+    /// Tier 2's re-ranking of all three lists with the graph's signals (`rerank.rs`),
+    /// which tiers 2–4 start from.
+    pub reranked: Vec<Hit>,
     pub graph: Vec<Hit>,
     pub dropped: Vec<Dropped>,
     /// The first [`RANKED_KEPT`] articles of the routed ranking (named articles first),
@@ -450,8 +456,10 @@ impl Engine {
                     decomposed_by,
                     removed_citations: Vec::new(),
                     bm25: Vec::new(),
+                    bigram: Vec::new(),
                     dense: Vec::new(),
                     hybrid: Vec::new(),
+                    reranked: Vec::new(),
                     graph: Vec::new(),
                     dropped: Vec::new(),
                     ranked: Vec::new(),
@@ -487,6 +495,12 @@ impl Engine {
             HYBRID_CANDIDATES,
         );
         lap("bm25", &mut t);
+        let bigram = self.in_force(
+            self.retriever.bigram(&q, n, old_too)?,
+            as_of,
+            HYBRID_CANDIDATES,
+        );
+        lap("bigram", &mut t);
         let dense = self.in_force(
             self.retriever.dense(&q, n, old_too)?,
             as_of,
@@ -511,6 +525,8 @@ impl Engine {
         );
         let hybrid = Retriever::fuse(&bm25, &dense, Fusion::Weighted, HYBRID_CANDIDATES);
         lap("consistency", &mut t);
+        let reranked = crate::rerank::rerank(&dense, &bm25, &bigram, &self.graph, &self.cfg);
+        lap("rerank", &mut t);
 
         let mut tier = opts.force_tier.unwrap_or(cx.tier).clamp(1, 4);
         if as_of.is_some() && tier >= 3 {
@@ -533,17 +549,17 @@ impl Engine {
                     .iter()
                     .map(|h| (h.iri.clone(), h.score as f64, "dense"))
                     .collect(),
-                2 => self.refine(&hybrid),
+                2 => self.refine(&reranked),
                 3 => {
-                    graph_hits = self.graph_retrieval(&cx, &mentions, &hybrid);
+                    graph_hits = self.graph_retrieval(&cx, &mentions, &reranked);
                     graph_hits
                         .iter()
                         .map(|h| (h.iri.clone(), h.score as f64, "graph"))
                         .collect()
                 }
                 _ => {
-                    graph_hits = self.graph_retrieval(&cx, &mentions, &hybrid);
-                    self.verify(&cx, &mentions, &hybrid, &graph_hits, &mut dropped)
+                    graph_hits = self.graph_retrieval(&cx, &mentions, &reranked);
+                    self.verify(&cx, &mentions, &reranked, &graph_hits, &mut dropped)
                 }
             }
         };
@@ -619,8 +635,10 @@ impl Engine {
             decomposed_by,
             removed_citations,
             bm25: bm25.into_iter().take(k).collect(),
+            bigram: bigram.into_iter().take(k).collect(),
             dense: dense.into_iter().take(k).collect(),
             hybrid: hybrid.into_iter().take(k).collect(),
+            reranked: reranked.into_iter().take(k).collect(),
             graph: graph_hits.into_iter().take(k).collect(),
             dropped,
             ranked: routed_top,

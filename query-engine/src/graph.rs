@@ -66,6 +66,11 @@ pub struct StatuteGraph {
     pub concepts: HashMap<String, Vec<NodeIndex>>,
     /// Article IRI → law version IRIs it yields to (另有规定的，依照其规定).
     pub defers_to: HashMap<String, Vec<String>>,
+    /// Article node → its division (the chapter or section holding it), interned.
+    division: HashMap<NodeIndex, u32>,
+    /// Article node → how many distinct articles cite it; and the largest such count.
+    cited_by: HashMap<NodeIndex, u32>,
+    max_cited_by: u32,
 }
 
 impl StatuteGraph {
@@ -87,6 +92,9 @@ impl StatuteGraph {
                 .collect(),
             concepts: HashMap::new(),
             defers_to: HashMap::new(),
+            division: HashMap::new(),
+            cited_by: HashMap::new(),
+            max_cited_by: 0,
         };
         let law_name = |sg: &StatuteGraph, i: u32| sg.laws[i as usize].short_name.clone();
         let mut articles = Vec::with_capacity(rg.articles.len());
@@ -97,13 +105,19 @@ impl StatuteGraph {
             articles.push(n);
             by_parent.entry(a.parent).or_default().push((a.order, n));
         }
-        for (_, mut kids) in by_parent {
+        for (d, (_, mut kids)) in by_parent.into_iter().enumerate() {
+            sg.division.extend(kids.iter().map(|&(_, n)| (n, d as u32)));
             kids.sort();
             for w in kids.windows(2) {
                 sg.graph.add_edge(w[0].1, w[1].1, Relation::Sibling);
                 sg.graph.add_edge(w[1].1, w[0].1, Relation::Sibling);
             }
         }
+        let distinct: std::collections::HashSet<(u32, u32)> = rg.cites.iter().copied().collect();
+        for &(_, t) in &distinct {
+            *sg.cited_by.entry(articles[t as usize]).or_default() += 1;
+        }
+        sg.max_cited_by = sg.cited_by.values().copied().max().unwrap_or(0);
         for (a, t) in rg.cites {
             let (a, t) = (articles[a as usize], articles[t as usize]);
             sg.graph.add_edge(a, t, Relation::Cites);
@@ -166,6 +180,21 @@ impl StatuteGraph {
     /// Outgoing steps of a node.
     pub fn steps(&self, n: NodeIndex) -> impl Iterator<Item = (NodeIndex, Relation)> + '_ {
         self.graph.edges(n).map(|e| (e.target(), *e.weight()))
+    }
+
+    /// The division (chapter or section) an article sits in, as an opaque id.
+    pub fn division(&self, n: NodeIndex) -> Option<u32> {
+        self.division.get(&n).copied()
+    }
+
+    /// How central an article is in the citation graph: ln(1 + articles citing it),
+    /// scaled so the most cited article of the corpus has 1.
+    pub fn centrality(&self, n: NodeIndex) -> f64 {
+        let c = self.cited_by.get(&n).copied().unwrap_or(0);
+        if self.max_cited_by == 0 {
+            return 0.0;
+        }
+        (c as f64).ln_1p() / (self.max_cited_by as f64).ln_1p()
     }
 
     pub fn article_count(&self) -> usize {

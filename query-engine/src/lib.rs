@@ -17,6 +17,7 @@ pub mod eval_answer;
 pub mod generate;
 pub mod graph;
 pub mod method;
+pub mod rerank;
 pub mod retrieve;
 pub mod versions;
 

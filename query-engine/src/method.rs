@@ -33,6 +33,14 @@ pub struct MethodConfig {
     /// Context size per tier 1–4: at least / at most this many articles.
     pub context_min: [usize; 4],
     pub context_max: [usize; 4],
+    /// Tier 2's re-ranking (ours; the paper names a re-ranker without giving one): weights
+    /// of min-max dense, jieba BM25 and bigram BM25 scores, of the article's centrality
+    /// (how many articles cite it) and of its section's evidence. See `rerank.rs`.
+    pub rerank_dense: f64,
+    pub rerank_bm25: f64,
+    pub rerank_bigram: f64,
+    pub rerank_centrality: f64,
+    pub rerank_section: f64,
 }
 
 impl Default for MethodConfig {
@@ -70,6 +78,11 @@ impl MethodConfig {
             cliff_sigma: 0.2,
             context_min: [1, 2, 3, 2],
             context_max: [5, 8, 10, 8],
+            rerank_dense: 0.5,
+            rerank_bm25: 0.2,
+            rerank_bigram: 0.2,
+            rerank_centrality: 0.2,
+            rerank_section: 0.1,
         }
     }
 
@@ -93,6 +106,18 @@ impl MethodConfig {
             return Err(
                 "method thresholds must satisfy theta_low <= theta_medium <= theta_high".into(),
             );
+        }
+        let rerank = [
+            ("rerank_dense", self.rerank_dense),
+            ("rerank_bm25", self.rerank_bm25),
+            ("rerank_bigram", self.rerank_bigram),
+            ("rerank_centrality", self.rerank_centrality),
+            ("rerank_section", self.rerank_section),
+        ];
+        for (name, v) in rerank {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("method.{name} = {v} must be a non-negative number"));
+            }
         }
         if self.n <= 0.0 || self.consistency_k == 0 {
             return Err("method.n and method.consistency_k must be positive".into());

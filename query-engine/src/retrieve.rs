@@ -12,6 +12,8 @@ use crate::QueryError;
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     Bm25,
+    /// BM25 over character bigrams.
+    Bigram,
     Dense,
     Hybrid,
 }
@@ -52,7 +54,7 @@ pub struct Retriever {
     embedder: Option<Box<dyn Embedder>>,
 }
 
-fn minmax(scores: &HashMap<String, f32>) -> HashMap<String, f32> {
+pub(crate) fn minmax(scores: &HashMap<String, f32>) -> HashMap<String, f32> {
     let (lo, hi) = scores
         .values()
         .fold((f32::MAX, f32::MIN), |(l, h), &s| (l.min(s), h.max(s)));
@@ -150,22 +152,64 @@ impl Retriever {
             .collect())
     }
 
+    /// BM25 over character bigrams of each article's law name and body: catches the
+    /// compounds and phrasings jieba's words split apart.
+    pub fn bigram(
+        &self,
+        question: &str,
+        k: usize,
+        include_old: bool,
+    ) -> Result<Vec<Hit>, QueryError> {
+        Ok(self
+            .text
+            .search_bigrams(question, k, include_old)?
+            .into_iter()
+            .map(|(iri, score)| Hit {
+                iri,
+                score,
+                bm25: None,
+                dense: None,
+            })
+            .collect())
+    }
+
     pub fn dense(
         &self,
         question: &str,
         k: usize,
         include_old: bool,
     ) -> Result<Vec<Hit>, QueryError> {
-        let (Some(vectors), Some(embedder)) = (&self.vectors, &self.embedder) else {
+        let q = self.embed_query(question)?;
+        self.dense_by_vector(&q, k, include_old)
+    }
+
+    /// The question's embedding (the model's query form).
+    pub fn embed_query(&self, question: &str) -> Result<Vec<f32>, QueryError> {
+        let (Some(_), Some(embedder)) = (&self.vectors, &self.embedder) else {
             return Err(QueryError::BadInput(
                 "dense search needs the embedding model and a store built with embeddings".into(),
             ));
         };
-        let q = embedder
+        let mut q = embedder
             .embed(&[question], TextKind::Query)
             .map_err(|e| QueryError::BadInput(e.to_string()))?;
+        Ok(q.swap_remove(0))
+    }
+
+    /// Dense search with an already embedded question.
+    pub fn dense_by_vector(
+        &self,
+        q: &[f32],
+        k: usize,
+        include_old: bool,
+    ) -> Result<Vec<Hit>, QueryError> {
+        let Some(vectors) = &self.vectors else {
+            return Err(QueryError::BadInput(
+                "dense search needs a store built with embeddings".into(),
+            ));
+        };
         Ok(vectors
-            .search(&q[0], k, include_old)?
+            .search(q, k, include_old)?
             .into_iter()
             .map(|h| Hit {
                 iri: h.iri,
@@ -233,6 +277,7 @@ impl Retriever {
         let q = self.check_question(question, &mut warnings)?;
         let hits = match mode {
             Mode::Bm25 => self.bm25(&q, k, include_old)?,
+            Mode::Bigram => self.bigram(&q, k, include_old)?,
             Mode::Dense => self.dense(&q, k, include_old)?,
             Mode::Hybrid => {
                 let n = k.max(HYBRID_CANDIDATES);
