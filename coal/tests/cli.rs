@@ -425,7 +425,7 @@ fn eval_retrieval_scores_a_fixture_set() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    for mode in ["bm25", "dense", "hybrid"] {
+    for mode in ["bm25", "bigram", "dense", "hybrid"] {
         let m = &r["mini"][mode]["metrics"];
         // mini-4 has no gold article (kept for answer scoring): left out of the averages.
         assert_eq!(m["questions"], 3, "{mode}");
@@ -473,6 +473,52 @@ fn eval_retrieval_scores_a_fixture_set() {
         "{}",
         stderr(&bad)
     );
+    // --dump: one line per question with each retriever's candidates, the query
+    // embedding and the acceptable IRIs per gold article.
+    let dump = dir.path().join("dump.jsonl");
+    let out = coal(&[
+        "eval",
+        "retrieval",
+        "--store",
+        s,
+        "--set",
+        set.to_str().unwrap(),
+        "--dump",
+        dump.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&dump)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[0]["id"], "mini-1");
+    assert_eq!(lines[0]["query_vector"].as_array().unwrap().len(), 384);
+    assert!(
+        lines[0]["gold"][0][0]
+            .as_str()
+            .unwrap()
+            .ends_with("/2022-10-30/art_2"),
+        "{}",
+        lines[0]["gold"]
+    );
+    assert_eq!(
+        lines[0]["bm25"][0][0], lines[0]["gold"][0][0],
+        "{}",
+        lines[0]
+    );
+    for l in &lines {
+        for list in ["bm25", "bigram", "dense"] {
+            let hits = l[list].as_array().unwrap();
+            assert!(
+                hits.windows(2)
+                    .all(|w| w[0][1].as_f64() >= w[1][1].as_f64()),
+                "{list}: {l}"
+            );
+        }
+    }
+    assert!(lines[3]["gold"].as_array().unwrap().is_empty());
     // Matching on law and article number, the 2022 第二条 also counts for mini-3's 2018
     // gold (within the top 3).
     let out = coal(&[
