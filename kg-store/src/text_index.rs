@@ -285,11 +285,15 @@ impl TextIndex {
 
     /// The question's distinct index terms, in order of first appearance.
     pub fn tokens(&self, question: &str) -> Vec<String> {
+        self.distinct_tokens(TOKENIZER, question)
+    }
+
+    fn distinct_tokens(&self, tokenizer: &str, question: &str) -> Vec<String> {
         let mut analyzer = self
             .index
             .tokenizers()
-            .get(TOKENIZER)
-            .expect("tokenizer registered at open");
+            .get(tokenizer)
+            .expect("tokenizers registered at open");
         let mut stream = analyzer.token_stream(question);
         let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
@@ -305,6 +309,34 @@ impl TextIndex {
 
     pub fn num_docs(&self) -> u64 {
         self.reader.searcher().num_docs()
+    }
+
+    /// The best `k` documents for a disjunction of `clauses` (none: nothing found), of
+    /// latest versions only unless `include_old`.
+    fn top_docs(
+        &self,
+        clauses: Vec<(Occur, Box<dyn tantivy::query::Query>)>,
+        k: usize,
+        include_old: bool,
+    ) -> Result<Vec<(f32, TantivyDocument)>> {
+        if clauses.is_empty() {
+            return Ok(Vec::new());
+        }
+        let query = latest_only(
+            Box::new(BooleanQuery::new(clauses)),
+            self.fields.latest,
+            include_old,
+        );
+        let searcher = self.reader.searcher();
+        let top = searcher
+            .search(&query, &TopDocs::with_limit(k.max(1)).order_by_score())
+            .map_err(tantivy_err(&self.path))?;
+        top.into_iter()
+            .map(|(score, addr)| {
+                let doc: TantivyDocument = searcher.doc(addr).map_err(tantivy_err(&self.path))?;
+                Ok((score, doc))
+            })
+            .collect()
     }
 
     /// BM25 search over title, hierarchy, label and text. Query syntax characters are
@@ -333,23 +365,14 @@ impl TextIndex {
                 clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
             }
         }
-        if clauses.is_empty() {
-            return Ok(Vec::new());
-        }
-        let query = latest_only(Box::new(BooleanQuery::new(clauses)), f.latest, include_old);
-        let searcher = self.reader.searcher();
-        let top = searcher
-            .search(&query, &TopDocs::with_limit(k.max(1)).order_by_score())
-            .map_err(tantivy_err(&self.path))?;
-        let mut hits = Vec::with_capacity(top.len());
-        for (score, addr) in top {
-            let doc: TantivyDocument = searcher.doc(addr).map_err(tantivy_err(&self.path))?;
-            hits.push(TextHit {
+        Ok(self
+            .top_docs(clauses, k, include_old)?
+            .into_iter()
+            .map(|(score, doc)| TextHit {
                 score,
                 article: self.article_of(&doc),
-            });
-        }
-        Ok(hits)
+            })
+            .collect())
     }
 
     /// BM25 over the character bigrams of the law's name and the article's body: the
@@ -363,46 +386,29 @@ impl TextIndex {
         let Some(field) = self.fields.bigrams else {
             return Ok(Vec::new());
         };
-        let mut analyzer = self
-            .index
-            .tokenizers()
-            .get(BIGRAM_TOKENIZER)
-            .expect("tokenizer registered at open");
-        let mut stream = analyzer.token_stream(question);
-        let mut seen = std::collections::HashSet::new();
-        let mut clauses: Vec<(Occur, Box<dyn tantivy::query::Query>)> = Vec::new();
-        while let Some(tok) = stream.next() {
-            if seen.insert(tok.text.clone()) {
-                let term = Term::from_field_text(field, &tok.text);
-                clauses.push((
-                    Occur::Should,
-                    Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs)),
-                ));
-            }
-        }
-        if clauses.is_empty() {
-            return Ok(Vec::new());
-        }
-        let query = latest_only(
-            Box::new(BooleanQuery::new(clauses)),
-            self.fields.latest,
-            include_old,
-        );
-        let searcher = self.reader.searcher();
-        let top = searcher
-            .search(&query, &TopDocs::with_limit(k.max(1)).order_by_score())
-            .map_err(tantivy_err(&self.path))?;
-        let mut hits = Vec::with_capacity(top.len());
-        for (score, addr) in top {
-            let doc: TantivyDocument = searcher.doc(addr).map_err(tantivy_err(&self.path))?;
-            let iri = doc
-                .get_first(self.fields.iri)
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_owned();
-            hits.push((iri, score));
-        }
-        Ok(hits)
+        let clauses: Vec<(Occur, Box<dyn tantivy::query::Query>)> = self
+            .distinct_tokens(BIGRAM_TOKENIZER, question)
+            .iter()
+            .map(|t| {
+                let q = TermQuery::new(
+                    Term::from_field_text(field, t),
+                    IndexRecordOption::WithFreqs,
+                );
+                (Occur::Should, Box::new(q) as Box<dyn tantivy::query::Query>)
+            })
+            .collect();
+        Ok(self
+            .top_docs(clauses, k, include_old)?
+            .into_iter()
+            .map(|(score, doc)| {
+                let iri = doc
+                    .get_first(self.fields.iri)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_owned();
+                (iri, score)
+            })
+            .collect())
     }
 }
 

@@ -126,7 +126,10 @@ pub struct Calibration {
 
 fn steps(from: f64, to: f64, step: f64) -> Vec<f64> {
     let n = ((to - from) / step).round() as usize;
-    (0..=n).map(|i| from + i as f64 * step).collect()
+    // Rounded to the step's precision, so a written config reads 0.6, not 0.6000000000000001.
+    (0..=n)
+        .map(|i| ((from + i as f64 * step) * 1e6).round() / 1e6)
+        .collect()
 }
 
 /// Grid search over γ ∈ [0, 1] by 0.1, θ_low ∈ [0.1, 0.4], θ_medium ∈ [0.25, 0.6],
