@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model e5-reference bench-e5-reference bench-build bench-build-eval bench-incremental bench-encoder bench-ask eval-answer calibrate eval-retrieval fmt clippy
+.PHONY: coal demo test model e5-reference bench-e5-reference bench-build bench-build-eval bench-incremental bench-encoder bench-ask eval-answer calibrate eval-retrieval fusion-experiments fmt clippy
 
 coal:
 	cargo build -p coal
@@ -124,6 +124,14 @@ EVAL_SETS  ?= lecoqa.dev lawbench-3-8.dev lawbench-1-1.dev sociallawqa.dev
 eval-retrieval: coal model
 	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
 	$(COAL) eval retrieval --store $(EVAL_STORE) $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl)
+
+# The fusion and re-ranking variants behind tier 2's re-ranking, Recall@10 on three dev
+# sets from the candidate lists `coal eval retrieval --dump` writes (python3, stdlib only).
+fusion-experiments: coal model
+	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	$(COAL) eval retrieval --store $(EVAL_STORE) --dump /tmp/coal-candidates.jsonl \
+		$(foreach s,lecoqa.dev lawbench-3-8.dev sociallawqa.dev,--set $(SHARED)/eval/$(s).jsonl) >/dev/null
+	python3 scripts/fusion_experiments.py --dump /tmp/coal-candidates.jsonl --store $(EVAL_STORE)
 
 fmt:
 	cargo fmt --all

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Fusion experiments on candidate lists dumped by `coal eval retrieval --dump`.
+
+Re-scores each question's BM25, bigram-BM25 and dense candidates (top 100 each, latest
+versions) in several ways and prints Recall@10 per set: the method's hybrid and its
+variants, the priors that were tried and not kept, and the re-ranking tier 2 uses
+(query-engine/src/rerank.rs, without tier 2's citation refinement), also on the even and
+odd halves of each set. Standard library only.
+
+    coal eval retrieval --store S --set A.jsonl --set B.jsonl --dump /tmp/dump.jsonl
+    python3 scripts/fusion_experiments.py --dump /tmp/dump.jsonl --store S
+
+`make fusion-experiments` does both on the eval profile.
+"""
+import argparse
+import collections
+import json
+import math
+import os
+import statistics
+
+N = 100
+
+
+def minmax(d):
+    if not d:
+        return {}
+    lo, hi = min(d.values()), max(d.values())
+    if hi - lo < 1e-12:
+        return {k: 1.0 for k in d}
+    return {k: (v - lo) / (hi - lo) for k, v in d.items()}
+
+
+def zscore(d):
+    v = list(d.values())
+    m, s = statistics.mean(v), statistics.pstdev(v) or 1.0
+    return {k: (x - m) / s for k, x in d.items()}
+
+
+def ranked(scores):
+    return [k for k, _ in sorted(scores.items(), key=lambda x: (-x[1], x[0]))]
+
+
+def recall_at_10(order, gold):
+    top = set(order[:10])
+    return sum(1 for g in gold if top & set(g)) / len(gold)
+
+
+class Graph:
+    """The parts of the build's retrieval graph the re-ranking uses."""
+
+    def __init__(self, store):
+        build = json.load(open(os.path.join(store, "CURRENT")))["build"]
+        g = json.load(open(os.path.join(store, "builds", build, "retrieval-graph.json")))
+        arts = g["articles"]
+        self.parent = {a["iri"]: a["parent"] for a in arts}
+        self.law = {a["iri"]: a["law"] for a in arts}
+        cited_by = collections.Counter(t for _, t in set(map(tuple, g["cites"])))
+        top = max(cited_by.values()) if cited_by else 0
+        self.centrality = {
+            a["iri"]: (math.log1p(cited_by[i]) / math.log1p(top) if top else 0.0)
+            for i, a in enumerate(arts)
+        }
+        by_parent = collections.defaultdict(list)
+        for a in arts:
+            by_parent[a["parent"]].append((a["order"], a["iri"]))
+        self.neighbours = {}
+        for kids in by_parent.values():
+            kids.sort()
+            for j, (_, iri) in enumerate(kids):
+                self.neighbours[iri] = [kids[x][1] for x in (j - 1, j + 1) if 0 <= x < len(kids)]
+
+
+def lists(r, norm=minmax):
+    return tuple(norm(dict((i, s) for i, s in r[name][:N])) for name in ("dense", "bm25", "bigram"))
+
+
+def weighted(r, wd, wb, wg, norm=minmax):
+    d, b, g = lists(r, norm)
+    floor = {id(x): (min(x.values()) if norm is zscore and x else 0.0) for x in (d, b, g)}
+    keys = set(d) | set(b) | (set(g) if wg else set())
+    return {
+        k: wd * d.get(k, floor[id(d)]) + wb * b.get(k, floor[id(b)]) + wg * g.get(k, floor[id(g)])
+        for k in keys
+    }
+
+
+def rrf(r, wd=0.7):
+    out = collections.defaultdict(float)
+    for name, w in (("dense", wd), ("bm25", 1 - wd)):
+        for p, (i, _) in enumerate(r[name][:N]):
+            out[i] += w / (60 + p)
+    return out
+
+
+def group_bonus(scores, key, weight, top=3):
+    groups = collections.defaultdict(list)
+    for k, v in scores.items():
+        g = key(k)
+        if g is not None:
+            groups[g].append(v)
+    agg = minmax({g: sum(sorted(v, reverse=True)[:top]) for g, v in groups.items()})
+    return {k: v + weight * agg.get(key(k), 0.0) for k, v in scores.items()}
+
+
+def neighbour_smoothing(scores, graph, weight):
+    return {
+        k: v + weight * max([scores.get(n, 0.0) for n in graph.neighbours.get(k, [])] or [0.0])
+        for k, v in scores.items()
+    }
+
+
+def rerank(r, graph, wd=0.5, wb=0.2, wg=0.2, wc=0.2, ws=0.1):
+    s = weighted(r, wd, wb, wg)
+    s = group_bonus(s, graph.parent.get, ws)
+    return {k: v + wc * graph.centrality.get(k, 0.0) for k, v in s.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dump", required=True)
+    ap.add_argument("--store", required=True)
+    args = ap.parse_args()
+    graph = Graph(args.store)
+    rows = [json.loads(line) for line in open(args.dump)]
+    rows = [r for r in rows if r["gold"]]
+    sets = sorted({os.path.basename(r["set"]).removesuffix(".jsonl") for r in rows})
+
+    def evaluate(name, fn, subset=None):
+        by = collections.defaultdict(list)
+        for i, r in enumerate(rows):
+            if subset is not None and i % 2 != subset:
+                continue
+            by[os.path.basename(r["set"]).removesuffix(".jsonl")].append(
+                recall_at_10(ranked(fn(r)), r["gold"])
+            )
+        cells = " | ".join(f"{sum(by[s]) / len(by[s]):.3f}" for s in sets)
+        print(f"| {name} | {cells} |")
+
+    print("| Recall@10 | " + " | ".join(sets) + " |")
+    print("|---|" + "---|" * len(sets))
+    evaluate("hybrid 0.7·dense + 0.3·BM25 (the method's)", lambda r: weighted(r, 0.7, 0.3, 0))
+    for wd in (0.5, 0.6, 0.8):
+        evaluate(f"hybrid, dense weight {wd}", lambda r, wd=wd: weighted(r, wd, 1 - wd, 0))
+    evaluate("hybrid, z-scores", lambda r: weighted(r, 0.7, 0.3, 0, zscore))
+    evaluate("reciprocal ranks (0.7/0.3)", rrf)
+    for w in (0.1, 0.3):
+        evaluate(
+            f"hybrid + {w}·law prior",
+            lambda r, w=w: group_bonus(weighted(r, 0.7, 0.3, 0), graph.law.get, w),
+        )
+        evaluate(
+            f"hybrid + {w}·neighbour smoothing",
+            lambda r, w=w: neighbour_smoothing(weighted(r, 0.7, 0.3, 0), graph, w),
+        )
+    evaluate("bigram BM25 alone", lambda r: dict((i, s) for i, s in r["bigram"][:N]))
+    evaluate("0.5·dense + 0.2·BM25 + 0.2·bigram", lambda r: weighted(r, 0.5, 0.2, 0.2))
+    evaluate("  + 0.2·centrality", lambda r: rerank(r, graph, ws=0.0))
+    evaluate("  + 0.1·section = tier 2's re-ranking", lambda r: rerank(r, graph))
+    for half in (0, 1):
+        label = "even" if half == 0 else "odd"
+        evaluate(f"{label} items: hybrid", lambda r: weighted(r, 0.7, 0.3, 0), half)
+        evaluate(f"{label} items: re-ranking", lambda r: rerank(r, graph), half)
+
+
+if __name__ == "__main__":
+    main()
