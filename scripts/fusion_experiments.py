@@ -111,6 +111,8 @@ def neighbour_smoothing(scores, graph, weight):
 
 
 def rerank(r, graph, wd=0.5, wb=0.2, wg=0.2, wc=0.2, ws=0.1):
+    # The defaults of query-engine/src/method.rs; rerank.rs also divides by the weights'
+    # sum, which changes no ranking.
     s = weighted(r, wd, wb, wg)
     s = group_bonus(s, graph.parent.get, ws)
     return {k: v + wc * graph.centrality.get(k, 0.0) for k, v in s.items()}
@@ -134,7 +136,7 @@ def main():
             by[os.path.basename(r["set"]).removesuffix(".jsonl")].append(
                 recall_at_10(ranked(fn(r)), r["gold"])
             )
-        cells = " | ".join(f"{sum(by[s]) / len(by[s]):.3f}" for s in sets)
+        cells = " | ".join(f"{sum(by[s]) / len(by[s]):.3f}" if by[s] else "–" for s in sets)
         print(f"| {name} | {cells} |")
 
     print("| Recall@10 | " + " | ".join(sets) + " |")

@@ -473,7 +473,8 @@ pub struct EvalRetrievalArgs {
     /// Cut-offs for Recall@k, precision and F1.
     #[arg(long, default_value = "1,5,10,100")]
     pub k: String,
-    /// Only BM25 (no model needed; for stores built without embeddings).
+    /// Only the lexical retrievers, BM25 and bigram BM25 (no model needed; for stores
+    /// built without embeddings).
     #[arg(long)]
     pub bm25_only: bool,
     /// Search superseded versions too (gold labels may cite the version in force when the
@@ -488,8 +489,9 @@ pub struct EvalRetrievalArgs {
     /// article number in any version).
     #[arg(long, value_enum, default_value = "text")]
     pub gold_match: GoldMatchArg,
-    /// Writes each question's BM25 and dense candidates (IRI and raw score) and its gold
-    /// IRIs as JSON lines to FILE, for error analysis and fusion experiments.
+    /// Writes each question's BM25, bigram BM25 and dense candidates (IRI and raw score),
+    /// its query embedding and its gold IRIs as JSON lines to FILE, for error analysis and
+    /// fusion experiments (`scripts/fusion_experiments.py`).
     #[arg(long, value_name = "FILE")]
     pub dump: Option<PathBuf>,
     #[command(flatten)]

@@ -131,6 +131,9 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
     };
     let mut retriever = Retriever::open(&store, embedder)?;
     retriever.set_bm25_weights(args.bm25.bm25_weights.unwrap_or_default());
+    if let Some(w) = retriever.bigram_warning() {
+        eprintln!("warning: {w}");
+    }
     let mut gold_map = gold_map(&store, args.store.db_url.as_deref())?;
     gold_map.matching = args.gold_match.matching();
     let modes: &[Mode] = if args.bm25_only {
@@ -177,20 +180,17 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
             let bigram = retriever.bigram(&it.question, candidates, args.include_old)?;
             let t_bigram = t.elapsed().as_secs_f64() * 1000.0;
             let mut dense: Vec<Hit> = Vec::new();
+            let mut query_vector: Vec<f32> = Vec::new();
             let mut t_dense = 0.0;
             if !args.bm25_only {
                 let t = Instant::now();
-                dense = retriever.dense(&it.question, candidates, args.include_old)?;
+                query_vector = retriever.embed_query(&it.question)?;
+                dense = retriever.dense_by_vector(&query_vector, candidates, args.include_old)?;
                 t_dense = t.elapsed().as_secs_f64() * 1000.0;
             }
             if let Some(out) = dump.as_mut() {
                 let pairs = |hits: &[Hit]| -> Vec<(String, f32)> {
                     hits.iter().map(|h| (h.iri.clone(), h.score)).collect()
-                };
-                let query_vector = if args.bm25_only {
-                    Vec::new()
-                } else {
-                    retriever.embed_query(&it.question)?
                 };
                 let line = serde_json::json!({
                     "set": path.display().to_string(), "id": it.id, "question": it.question,

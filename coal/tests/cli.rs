@@ -519,6 +519,11 @@ fn eval_retrieval_scores_a_fixture_set() {
         }
     }
     assert!(lines[3]["gold"].as_array().unwrap().is_empty());
+    assert!(
+        !lines[0]["bigram"].as_array().unwrap().is_empty(),
+        "{}",
+        lines[0]
+    );
     // Matching on law and article number, the 2022 第二条 also counts for mini-3's 2018
     // gold (within the top 3).
     let out = coal(&[

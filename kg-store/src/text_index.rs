@@ -228,8 +228,28 @@ impl TextIndex {
         }
         let index = Index::open_in_dir(path).map_err(tantivy_err(path))?;
         register_tokenizer(&index);
-        let (_, mut fields) = schema();
-        fields.bigrams = index.schema().get_field("bigrams").ok();
+        // Fields by name, not by the position `schema()` would give them: an index written
+        // by another version of this code may have fewer or other fields.
+        let on_disk = index.schema();
+        let field = |name: &str| {
+            on_disk.get_field(name).map_err(|_| {
+                StoreError::TextIndex(format!(
+                    "{}: the BM25 index has no field `{name}`; rebuild the store with `coal build`",
+                    path.display()
+                ))
+            })
+        };
+        let fields = Fields {
+            iri: field("iri")?,
+            version_iri: field("version_iri")?,
+            law_title: field("law_title")?,
+            version_date: field("version_date")?,
+            label: field("label")?,
+            hierarchy: field("hierarchy")?,
+            text: field("text")?,
+            latest: field("latest")?,
+            bigrams: on_disk.get_field("bigrams").ok(),
+        };
         let reader = index.reader().map_err(tantivy_err(path))?;
         Ok(TextIndex {
             weights: FieldWeights::default(),
@@ -238,6 +258,11 @@ impl TextIndex {
             fields,
             path: path.to_owned(),
         })
+    }
+
+    /// Whether the index has the bigram field (builds written before it existed do not).
+    pub fn has_bigrams(&self) -> bool {
+        self.fields.bigrams.is_some()
     }
 
     pub fn set_weights(&mut self, weights: FieldWeights) {
@@ -548,6 +573,87 @@ mod tests {
                 .is_empty()
         );
         assert!(index.search_bigrams("，。", 10, false).unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_index_written_before_the_bigram_field_still_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bm25");
+        std::fs::create_dir_all(&path).unwrap();
+        // The schema as it was: the same fields, no `bigrams`, `latest` before `label`
+        // (another order than today's, so positions cannot be relied on).
+        let mut sb = Schema::builder();
+        let indexed = TextOptions::default()
+            .set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer(TOKENIZER)
+                    .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+            )
+            .set_stored();
+        let iri = sb.add_text_field("iri", STRING | STORED);
+        let version_iri = sb.add_text_field("version_iri", STRING | STORED);
+        let latest = sb.add_text_field("latest", STRING | STORED);
+        let law_title = sb.add_text_field("law_title", indexed.clone());
+        let version_date = sb.add_text_field("version_date", STRING | STORED);
+        let label = sb.add_text_field("label", indexed.clone());
+        let hierarchy = sb.add_text_field("hierarchy", indexed.clone());
+        let text = sb.add_text_field("text", indexed);
+        let index = Index::create_in_dir(&path, sb.build()).unwrap();
+        register_tokenizer(&index);
+        let mut w: IndexWriter = index.writer(15_000_000).unwrap();
+        let mut doc = TantivyDocument::default();
+        for (f, v) in [
+            (iri, "a1"),
+            (version_iri, "v"),
+            (latest, "1"),
+            (law_title, "中华人民共和国劳动合同法"),
+            (version_date, "2012-12-28"),
+            (label, "第三十六条"),
+            (hierarchy, "第四章"),
+            (
+                text,
+                "第三十六条 用人单位与劳动者协商一致，可以解除劳动合同。",
+            ),
+        ] {
+            doc.add_text(f, v);
+        }
+        w.add_document(doc).unwrap();
+        w.commit().unwrap();
+        drop(w);
+
+        let index = TextIndex::open(&path).unwrap();
+        assert!(!index.has_bigrams());
+        let hits = index.search("协商一致解除劳动合同", 5, false).unwrap();
+        assert_eq!(hits.len(), 1);
+        assert_eq!(
+            (hits[0].article.iri.as_str(), hits[0].article.label.as_str()),
+            ("a1", "第三十六条")
+        );
+        assert!(hits[0].article.latest);
+        assert!(
+            index
+                .search_bigrams("协商一致解除劳动合同", 5, false)
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn an_index_without_a_required_field_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bm25");
+        std::fs::create_dir_all(&path).unwrap();
+        let mut sb = Schema::builder();
+        sb.add_text_field("iri", STRING | STORED);
+        Index::create_in_dir(&path, sb.build()).unwrap();
+        let Err(err) = TextIndex::open(&path) else {
+            panic!("opened an index without the article fields")
+        };
+        let msg = err.to_string();
+        assert!(
+            msg.contains("no field `version_iri`") && msg.contains("coal build"),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -483,7 +483,7 @@ impl Engine {
             }
         }
 
-        // Both retrievers, once: consistency, the tiers and the trace all use these lists.
+        // Each retriever once: consistency, the tiers and the trace all use these lists.
         // With --as-of, every version is searched and those not in force are left out.
         let (n, old_too) = match as_of {
             Some(_) => (HYBRID_CANDIDATES * 4, true),
@@ -500,6 +500,7 @@ impl Engine {
             as_of,
             HYBRID_CANDIDATES,
         );
+        warnings.extend(self.retriever.bigram_warning());
         lap("bigram", &mut t);
         let dense = self.in_force(
             self.retriever.dense(&q, n, old_too)?,
@@ -525,13 +526,16 @@ impl Engine {
         );
         let hybrid = Retriever::fuse(&bm25, &dense, Fusion::Weighted, HYBRID_CANDIDATES);
         lap("consistency", &mut t);
-        let reranked = crate::rerank::rerank(&dense, &bm25, &bigram, &self.graph, &self.cfg);
+        // The graph holds the current versions only: with --as-of, an article of a law
+        // amended since would miss the graph's signals that an unchanged law's articles get.
+        let graph = as_of.is_none().then_some(&self.graph);
+        let reranked = crate::rerank::rerank(&dense, &bm25, &bigram, graph, &self.cfg);
         lap("rerank", &mut t);
 
         let mut tier = opts.force_tier.unwrap_or(cx.tier).clamp(1, 4);
         if as_of.is_some() && tier >= 3 {
             warnings.push(format!(
-                "tier {tier} walks the graph of the current versions; with --as-of tier 2 (hybrid) answered"
+                "tier {tier} walks the graph of the current versions; with --as-of tier 2 (re-ranked hybrid) answered"
             ));
             tier = 2;
         }
@@ -694,14 +698,14 @@ impl Engine {
         }
     }
 
-    /// Tier 2: the hybrid list, refined once: the articles the top five cite join with
-    /// a share of their citer's score, then everything is re-ranked.
-    fn refine(&self, hybrid: &[Hit]) -> Vec<(String, f64, &'static str)> {
-        let mut scores: HashMap<String, (f64, &'static str)> = hybrid
+    /// Tier 2: the re-ranked list, refined once: the articles the top five cite join with
+    /// a share of their citer's score, then everything is sorted again.
+    fn refine(&self, candidates: &[Hit]) -> Vec<(String, f64, &'static str)> {
+        let mut scores: HashMap<String, (f64, &'static str)> = candidates
             .iter()
-            .map(|h| (h.iri.clone(), (h.score as f64, "hybrid")))
+            .map(|h| (h.iri.clone(), (h.score as f64, "re-ranked")))
             .collect();
-        for h in hybrid.iter().take(5) {
+        for h in candidates.iter().take(5) {
             let Some(n) = self.graph.get(&h.iri) else {
                 continue;
             };
@@ -712,7 +716,7 @@ impl Engine {
                 let s = h.score as f64 * rel.weight();
                 let e = scores
                     .entry(self.graph.iri(m).to_owned())
-                    .or_insert((0.0, "cited by a hybrid hit"));
+                    .or_insert((0.0, "cited by a re-ranked hit"));
                 e.0 = e.0.max(s);
             }
         }
@@ -720,12 +724,12 @@ impl Engine {
     }
 
     /// Tier 3: evidence flows from the question's concepts, named articles and the top
-    /// hybrid hits along the graph (definitions, mentions, citations, siblings), two steps.
+    /// re-ranked hits along the graph (definitions, mentions, citations, siblings), two steps.
     fn graph_retrieval(
         &self,
         cx: &Complexity,
         mentions: &[ArticleMention],
-        hybrid: &[Hit],
+        candidates: &[Hit],
     ) -> Vec<Hit> {
         let mut seeds: Vec<(petgraph::graph::NodeIndex, f64)> = Vec::new();
         for e in &cx.intrinsic.decomposition.entities {
@@ -743,7 +747,7 @@ impl Engine {
                 seeds.push((n, 1.0));
             }
         }
-        for h in hybrid.iter().take(10) {
+        for h in candidates.iter().take(10) {
             if let Some(n) = self.graph.get(&h.iri) {
                 seeds.push((n, h.score as f64));
             }
@@ -774,14 +778,16 @@ impl Engine {
             }
             frontier = next;
         }
-        let hybrid_score: HashMap<&str, f32> =
-            hybrid.iter().map(|h| (h.iri.as_str(), h.score)).collect();
+        let candidate_score: HashMap<&str, f32> = candidates
+            .iter()
+            .map(|h| (h.iri.as_str(), h.score))
+            .collect();
         let mut hits: Vec<Hit> = evidence
             .into_iter()
             .filter(|(n, _)| self.graph.is_article(*n))
             .map(|(n, e)| {
                 let iri = self.graph.iri(n).to_owned();
-                let h = hybrid_score.get(iri.as_str()).copied().unwrap_or(0.0);
+                let h = candidate_score.get(iri.as_str()).copied().unwrap_or(0.0);
                 Hit {
                     score: (e + h as f64) as f32,
                     bm25: None,
@@ -795,14 +801,14 @@ impl Engine {
         hits
     }
 
-    /// Tier 4: the hybrid candidates checked against the graph: dropped when outside
+    /// Tier 4: the re-ranked candidates checked against the graph: dropped when outside
     /// every reasoning path of the question (when it links to the graph at all), or on
     /// the yielding side of an override clause whose law is also in play.
     fn verify(
         &self,
         cx: &Complexity,
         mentions: &[ArticleMention],
-        hybrid: &[Hit],
+        candidates: &[Hit],
         graph_hits: &[Hit],
         dropped: &mut Vec<Dropped>,
     ) -> Vec<(String, f64, &'static str)> {
@@ -814,7 +820,7 @@ impl Engine {
             .any(|e| e.kind == EntityKind::Concept)
             || !mentions.is_empty();
         let on_path: HashSet<&str> = graph_hits.iter().take(30).map(|h| h.iri.as_str()).collect();
-        let laws_in_play: HashSet<&str> = hybrid
+        let laws_in_play: HashSet<&str> = candidates
             .iter()
             .take(20)
             .filter_map(|h| self.graph.get(&h.iri).and_then(|n| self.graph.law_of(n)))
@@ -826,7 +832,7 @@ impl Engine {
             .map(|l| (l.version_iri.as_str(), l.short_name.as_str()))
             .collect();
         let mut kept = Vec::new();
-        for (rank, h) in hybrid.iter().take(20).enumerate() {
+        for (rank, h) in candidates.iter().take(20).enumerate() {
             if self.graph.get(&h.iri).is_none() {
                 dropped.push(Dropped {
                     iri: h.iri.clone(),
@@ -855,7 +861,7 @@ impl Engine {
                 });
                 continue;
             }
-            kept.push((h.iri.clone(), h.score as f64, "hybrid, verified"));
+            kept.push((h.iri.clone(), h.score as f64, "re-ranked, verified"));
         }
         kept
     }

@@ -119,6 +119,11 @@ impl MethodConfig {
                 return Err(format!("method.{name} = {v} must be a non-negative number"));
             }
         }
+        if self.rerank_dense + self.rerank_bm25 + self.rerank_bigram <= 0.0 {
+            return Err(
+                "method.rerank_dense + rerank_bm25 + rerank_bigram must be positive: with all three at 0 the re-ranking ignores the question".into(),
+            );
+        }
         if self.n <= 0.0 || self.consistency_k == 0 {
             return Err("method.n and method.consistency_k must be positive".into());
         }
@@ -144,5 +149,32 @@ impl MethodConfig {
         } else {
             4
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_names_the_bad_field() {
+        assert_eq!(MethodConfig::default().validate(), Ok(()));
+        assert_eq!(MethodConfig::paper().validate(), Ok(()));
+        let bad = |f: fn(&mut MethodConfig)| {
+            let mut c = MethodConfig::default();
+            f(&mut c);
+            c.validate().unwrap_err()
+        };
+        assert!(bad(|c| c.gamma = 1.5).contains("method.gamma"));
+        assert!(bad(|c| c.theta_low = 0.9).contains("theta_low <= theta_medium"));
+        assert!(bad(|c| c.rerank_section = -0.1).contains("method.rerank_section"));
+        assert!(bad(|c| c.rerank_centrality = f64::NAN).contains("method.rerank_centrality"));
+        let e = bad(|c| {
+            c.rerank_dense = 0.0;
+            c.rerank_bm25 = 0.0;
+            c.rerank_bigram = 0.0;
+        });
+        assert!(e.contains("must be positive"), "{e}");
+        assert!(bad(|c| c.context_min[2] = 11).contains("tier 3"));
     }
 }

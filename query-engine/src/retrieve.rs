@@ -152,6 +152,16 @@ impl Retriever {
             .collect())
     }
 
+    /// A warning when the build's BM25 index predates the bigram field (its bigram search
+    /// finds nothing).
+    pub fn bigram_warning(&self) -> Option<String> {
+        (!self.text.has_bigrams()).then(|| {
+            "this build's BM25 index has no bigram field (written by an older coal): bigram \
+             search finds nothing; rebuild with `coal build` for the full re-ranking"
+                .to_owned()
+        })
+    }
+
     /// BM25 over character bigrams of each article's law name and body: catches the
     /// compounds and phrasings jieba's words split apart.
     pub fn bigram(
@@ -275,6 +285,9 @@ impl Retriever {
     ) -> Result<SearchResult, QueryError> {
         let mut warnings = Vec::new();
         let q = self.check_question(question, &mut warnings)?;
+        if mode == Mode::Bigram {
+            warnings.extend(self.bigram_warning());
+        }
         let hits = match mode {
             Mode::Bm25 => self.bm25(&q, k, include_old)?,
             Mode::Bigram => self.bigram(&q, k, include_old)?,
