@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model e5-reference bench-e5-reference bench-build bench-build-eval bench-incremental bench-encoder bench-ask eval-answer calibrate eval-retrieval fusion-experiments fmt clippy
+.PHONY: coal demo test model e5-reference bench-e5-reference bench-build bench-build-eval bench-incremental bench-encoder bench-ask eval-answer calibrate eval-retrieval fusion-experiments fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -132,6 +132,17 @@ fusion-experiments: coal model
 	$(COAL) eval retrieval --store $(EVAL_STORE) --dump /tmp/coal-candidates.jsonl \
 		$(foreach s,lecoqa.dev lawbench-3-8.dev sociallawqa.dev,--set $(SHARED)/eval/$(s).jsonl) >/dev/null
 	python3 scripts/fusion_experiments.py --dump /tmp/coal-candidates.jsonl --store $(EVAL_STORE)
+
+# Fuzzes the statute-file parser and the provision readers (nightly + cargo-fuzz; not part
+# of CI): FUZZ_SECONDS each, seeded with the fixture statutes. A crash is kept in
+# fuzz/artifacts/TARGET/ with the input that caused it.
+FUZZ_SECONDS ?= 60
+fuzz:
+	mkdir -p fuzz/corpus/statute_file fuzz/corpus/provision_text
+	cp corpus/tests/fixtures/*.md corpus/tests/fixtures/*/*.md fuzz/corpus/statute_file/
+	cp corpus/tests/fixtures/*.md fuzz/corpus/provision_text/
+	cd fuzz && cargo +nightly fuzz run statute_file -- -max_total_time=$(FUZZ_SECONDS) -max_len=20000
+	cd fuzz && cargo +nightly fuzz run provision_text -- -max_total_time=$(FUZZ_SECONDS) -max_len=2000
 
 fmt:
 	cargo fmt --all
