@@ -611,7 +611,7 @@ impl Engine {
         }
         let mut removed_citations = Vec::new();
         let mut generated_by = None;
-        let mut answer = structured_answer(&context);
+        let mut answer = structured_answer(&q, &context);
         if let Some(chat) = &self.chat
             && !context.is_empty()
         {
@@ -877,29 +877,40 @@ fn sorted(scores: HashMap<String, (f64, &'static str)>) -> Vec<(String, f64, &'s
 }
 
 /// One article as answers and prompts cite it: `《law》（version）label：text`.
-pub(crate) fn cite_line(c: &ContextArticle) -> String {
+/// 《law》（version）label — how every answer names an article.
+fn cite_head(c: &ContextArticle) -> String {
     format!(
-        "《{}》（{}）{}：{}",
+        "《{}》（{}）{}",
         c.law_title,
         if c.version_date.is_empty() {
             "未注明日期"
         } else {
             &c.version_date
         },
-        c.label,
-        c.text.strip_prefix(&c.label).unwrap_or(&c.text).trim()
+        c.label
     )
 }
 
+fn body(c: &ContextArticle) -> &str {
+    c.text.strip_prefix(&c.label).unwrap_or(&c.text).trim()
+}
+
+/// An article named with its whole text (the numbered context of a prompt).
+pub(crate) fn cite_line(c: &ContextArticle) -> String {
+    format!("{}：{}", cite_head(c), body(c))
+}
+
 /// The offline answer: the applicable articles in order, each with its law, version and
-/// text. Nothing is said that the context does not hold.
-fn structured_answer(context: &[ContextArticle]) -> String {
+/// the 款/项 that concern the question (`excerpt.rs`). Nothing is said that the context
+/// does not hold.
+fn structured_answer(question: &str, context: &[ContextArticle]) -> String {
     if context.is_empty() {
         return "没有找到可适用的条文。".into();
     }
     let mut out = String::from("可适用的条文（按相关性排序）：\n");
     for (i, c) in context.iter().enumerate() {
-        out.push_str(&format!("{}. {}\n", i + 1, cite_line(c)));
+        let text = crate::excerpt::relevant_text(question, body(c));
+        out.push_str(&format!("{}. {}：{}\n", i + 1, cite_head(c), text));
     }
     out
 }
@@ -944,14 +955,27 @@ mod tests {
             score: 1.0,
             via: "test".into(),
         };
-        let a = structured_answer(&[
-            c("第一条", "第一条 为了保护。"),
-            c("第二条", "适用于境内。"),
-        ]);
+        let a = structured_answer(
+            "保护",
+            &[
+                c("第一条", "第一条 为了保护。"),
+                c("第二条", "适用于境内。"),
+            ],
+        );
         assert_eq!(
             a,
             "可适用的条文（按相关性排序）：\n1. 《中华人民共和国示范法》（2020-01-01）第一条：为了保护。\n2. 《中华人民共和国示范法》（2020-01-01）第二条：适用于境内。\n"
         );
-        assert_eq!(structured_answer(&[]), "没有找到可适用的条文。");
+        assert_eq!(structured_answer("保护", &[]), "没有找到可适用的条文。");
+        // A long article is cut to the 款 that concern the question.
+        let long = c(
+            "第三条",
+            "第三条 国家实行劳动合同制度。\n用人单位应当建立职工名册备查。\n劳动者有权拒绝违章指挥。",
+        );
+        let a = structured_answer("职工名册要备查吗", &[long]);
+        assert!(
+            a.ends_with("第三条：……\n用人单位应当建立职工名册备查。\n……\n"),
+            "{a}"
+        );
     }
 }
