@@ -136,10 +136,21 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
     }
     let mut gold_map = gold_map(&store, args.store.db_url.as_deref())?;
     gold_map.matching = args.gold_match.matching();
-    let modes: &[Mode] = if args.bm25_only {
-        &[Mode::Bm25, Mode::Bigram]
+    // The retrievers alone, the method's hybrid, and tier 2's re-ranking (which needs the
+    // statute graph and the `[method]` weights; without the graph's signals when older
+    // versions are searched too, as `ask --as-of` does).
+    let modes: &[&str] = if args.bm25_only {
+        &["bm25", "bigram"]
     } else {
-        &[Mode::Bm25, Mode::Bigram, Mode::Dense, Mode::Hybrid]
+        &["bm25", "bigram", "dense", "hybrid", "reranked"]
+    };
+    let rerank_with = if args.bm25_only {
+        None
+    } else {
+        let method = crate::config::FileConfig::read(args.model.config.as_deref())?.method;
+        method.validate().map_err(|e| anyhow::anyhow!(e))?;
+        let graph = query_engine::graph::StatuteGraph::new(store.retrieval_graph()?);
+        Some((graph, method))
     };
     let mut report = serde_json::Map::new();
     let mut table = String::from("| set | mode | n |");
@@ -199,15 +210,29 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
                 });
                 writeln!(out, "{line}")?;
             }
-            for (m, mode) in modes.iter().enumerate() {
+            let head = |l: &[Hit]| l.len().min(HYBRID_CANDIDATES);
+            let (b, g, d) = (
+                &bm25[..head(&bm25)],
+                &bigram[..head(&bigram)],
+                &dense[..head(&dense)],
+            );
+            for (m, &mode) in modes.iter().enumerate() {
                 let (list, ms) = match mode {
-                    Mode::Bm25 => (bm25.clone(), t_bm25),
-                    Mode::Bigram => (bigram.clone(), t_bigram),
-                    Mode::Dense => (dense.clone(), t_dense),
-                    Mode::Hybrid => {
+                    "bm25" => (bm25.clone(), t_bm25),
+                    "bigram" => (bigram.clone(), t_bigram),
+                    "dense" => (dense.clone(), t_dense),
+                    "hybrid" => {
                         let t = Instant::now();
-                        let fused = Retriever::fuse(&bm25, &dense, args.fusion.fusion(), max_k);
+                        let fused = Retriever::fuse(b, d, args.fusion.fusion(), max_k);
                         (fused, t_bm25 + t_dense + t.elapsed().as_secs_f64() * 1000.0)
+                    }
+                    _ => {
+                        let (graph, method) = rerank_with.as_ref().expect("loaded with dense");
+                        let graph = (!args.include_old).then_some(graph);
+                        let t = Instant::now();
+                        let list = query_engine::rerank::rerank(d, b, g, graph, method);
+                        let fused = t.elapsed().as_secs_f64() * 1000.0;
+                        (list, t_bm25 + t_bigram + t_dense + fused)
                     }
                 };
                 ranked[m].push(list.into_iter().take(max_k).map(|h| h.iri).collect());
@@ -219,14 +244,10 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
             .map(|n| n.to_string_lossy().trim_end_matches(".jsonl").to_owned())
             .unwrap_or_default();
         let mut per_mode = serde_json::Map::new();
-        for (m, mode) in modes.iter().enumerate() {
+        for (m, &mode_name) in modes.iter().enumerate() {
             latency[m].sort_by(f64::total_cmp);
             let (p50, p95) = (percentile(&latency[m], 50), percentile(&latency[m], 95));
             let metrics: RetrievalMetrics = score(&ranked[m], &gold, &ks);
-            let mode_name = serde_json::to_value(mode)?
-                .as_str()
-                .unwrap_or_default()
-                .to_owned();
             table.push_str(&format!("| {name} | {mode_name} | {} |", metrics.questions));
             for k in &ks {
                 table.push_str(&format!(" {:.3} |", metrics.recall_at[k]));
@@ -243,7 +264,7 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
             }
             table.push_str(&format!(" {p50:.2} | {p95:.2} |\n"));
             per_mode.insert(
-                mode_name,
+                mode_name.to_owned(),
                 serde_json::json!({ "metrics": metrics, "p50_ms": p50, "p95_ms": p95 }),
             );
         }

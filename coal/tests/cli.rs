@@ -425,7 +425,7 @@ fn eval_retrieval_scores_a_fixture_set() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    for mode in ["bm25", "bigram", "dense", "hybrid"] {
+    for mode in ["bm25", "bigram", "dense", "hybrid", "reranked"] {
         let m = &r["mini"][mode]["metrics"];
         // mini-4 has no gold article (kept for answer scoring): left out of the averages.
         assert_eq!(m["questions"], 3, "{mode}");
