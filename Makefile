@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model e5-reference bench-e5-reference bench-build bench-build-eval bench-incremental bench-encoder bench-ask eval-answer calibrate eval-retrieval fusion-experiments fuzz fmt clippy
+.PHONY: coal demo test model e5-reference bench-e5-reference bench-build bench-build-eval bench-incremental bench-encoder bench-ask eval-answer calibrate eval-retrieval fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -52,6 +52,14 @@ bench-build: coal
 	rm -rf /tmp/coal-bench-store
 	/usr/bin/time -v $(COAL) build --structure-only --corpus $(CORPUS) --store /tmp/coal-bench-store 2>&1 | \
 		grep -E "build |files read|graph:|references:|concepts:|fusion:|time:|Maximum resident|Elapsed"
+
+# 40 random entity-fusion merges of the whole corpus (structure only, text rules), the
+# same 40 for the same SEED: the sample checked by hand in the notes.
+SEED ?= 20261201
+fusion-sample: coal
+	$(COAL) build --structure-only --corpus $(CORPUS) --store /tmp/coal-bench-store >/dev/null
+	$(COAL) sparql --store /tmp/coal-bench-store --file examples/fusion-merges.rq --format csv | \
+		python3 scripts/sample_csv.py --n 40 --seed $(SEED)
 
 # Full eval-profile build with embeddings into a fresh store (nothing cached): wall time,
 # stage times and peak memory.
