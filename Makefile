@@ -58,8 +58,9 @@ bench-build: coal
 SEED ?= 20261201
 fusion-sample: coal
 	$(COAL) build --structure-only --corpus $(CORPUS) --store /tmp/coal-bench-store >/dev/null
-	$(COAL) sparql --store /tmp/coal-bench-store --file examples/fusion-merges.rq --format csv | \
-		python3 scripts/sample_csv.py --n 40 --seed $(SEED)
+	$(COAL) sparql --store /tmp/coal-bench-store --file examples/fusion-merges.rq --format csv \
+		> /tmp/coal-fusion-merges.csv
+	python3 scripts/sample_csv.py --n 40 --seed $(SEED) < /tmp/coal-fusion-merges.csv
 
 # Full eval-profile build with embeddings into a fresh store (nothing cached): wall time,
 # stage times and peak memory.
@@ -149,7 +150,7 @@ fuzz:
 	mkdir -p fuzz/corpus/statute_file fuzz/corpus/provision_text
 	cp corpus/tests/fixtures/*.md corpus/tests/fixtures/*/*.md fuzz/corpus/statute_file/
 	cp corpus/tests/fixtures/*.md fuzz/corpus/provision_text/
-	cd fuzz && cargo +nightly fuzz run statute_file -- -max_total_time=$(FUZZ_SECONDS) -max_len=20000
+	cd fuzz && cargo +nightly fuzz run statute_file -- -max_total_time=$(FUZZ_SECONDS) -max_len=300000
 	cd fuzz && cargo +nightly fuzz run provision_text -- -max_total_time=$(FUZZ_SECONDS) -max_len=2000
 
 fmt:

@@ -876,7 +876,6 @@ fn sorted(scores: HashMap<String, (f64, &'static str)>) -> Vec<(String, f64, &'s
     v
 }
 
-/// One article as answers and prompts cite it: `《law》（version）label：text`.
 /// 《law》（version）label — how every answer names an article.
 fn cite_head(c: &ContextArticle) -> String {
     format!(
