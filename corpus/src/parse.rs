@@ -19,6 +19,8 @@ static ARTICLE_RE: LazyLock<Regex> = LazyLock::new(|| {
 });
 static ITEM_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[（(]([一二三四五六七八九十]+)[）)]").unwrap());
+/// A 目 (`1.`, `2．`, `3、`): a subdivision of the 项 before it.
+static SUB_ITEM_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[0-9]{1,2}[.．、]").unwrap());
 static NUMBERED_HEADING_RE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^第([零〇一二三四五六七八九十百千0-9]+)(分编|编|章|节)[\s\u{3000}]*(.*)$").unwrap()
 });
@@ -288,6 +290,22 @@ impl Builder {
                     text: text.to_owned(),
                     source,
                 });
+            }
+            // The model has no 目 level: a 目 joins its 项's text (one line each, so the
+            // article's text is unchanged), and the 项 after it stays in the same 款.
+            None if SUB_ITEM_RE.is_match(text)
+                && article
+                    .paragraphs
+                    .last()
+                    .is_some_and(|p| !p.items.is_empty()) =>
+            {
+                let item = article
+                    .paragraphs
+                    .last_mut()
+                    .and_then(|p| p.items.last_mut())
+                    .expect("checked");
+                item.text.push('\n');
+                item.text.push_str(text);
             }
             None => {
                 let number = article.paragraphs.len() as u32 + 1;

@@ -106,6 +106,42 @@ fn articles_paragraphs_items_and_zhi_yi_suffixes() {
 }
 
 #[test]
+fn sub_items_stay_with_their_item_and_the_next_item_with_its_paragraph() {
+    // 行政复议法 (2017) 第二十八条, shortened: 目 (1. 2.) under the third 项.
+    let text = "# 示范复议法\n\n<!-- INFO END -->\n\n\
+        第二十八条 按照下列规定作出行政复议决定：\n\n\
+        （一）事实清楚的，决定维持；\n\n\
+        （二）不履行法定职责的，决定其履行；\n\n\
+        （三）有下列情形之一的，决定撤销：\n\n\
+        1.主要事实不清的；\n\n\
+        2．适用依据错误的；\n\n\
+        （四）不提出书面答复的，视为没有证据。\n\n\
+        前款规定的期限，不得延长。\n\n\
+        3.另起一款的数字开头。\n";
+    let (v, _) = parse_ok("示范复议法(2017-09-01).md", text.as_bytes());
+    let a = &v.articles[0];
+    assert_eq!(a.paragraphs.len(), 3, "{:#?}", a.paragraphs);
+    let items = &a.paragraphs[0].items;
+    assert_eq!(items.len(), 4);
+    assert_eq!(
+        items[2].text,
+        "（三）有下列情形之一的，决定撤销：\n1.主要事实不清的；\n2．适用依据错误的；"
+    );
+    assert_eq!(items[3].label, "（四）");
+    assert_eq!(a.paragraphs[1].text, "前款规定的期限，不得延长。");
+    // A numbered line in a 款 without 项 is a 款 of its own.
+    assert_eq!(a.paragraphs[2].text, "3.另起一款的数字开头。");
+    // The article's text is line for line the file's.
+    assert_eq!(
+        a.text()
+            .lines()
+            .filter(|l| l.starts_with("1.") || l.starts_with("2．"))
+            .count(),
+        2
+    );
+}
+
+#[test]
 fn plain_text_gives_the_same_tree_as_markdown() {
     let (md, _) = parse_ok(MD, &fixture(MD));
     let (txt, problems) = parse_ok(TXT, &fixture(TXT));
