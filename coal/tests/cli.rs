@@ -848,7 +848,24 @@ fn ask_rejects_empty_questions_and_survives_huge_and_control_characters() {
         "{}",
         stderr(&out)
     );
+    let out = coal(&[
+        "ask",
+        "--store",
+        &s,
+        "What are the principles of labour contracts?",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no Chinese characters"),
+        "{}",
+        stderr(&out)
+    );
     let out = coal(&["ask", "--store", &s, "劳动\u{7}合同\u{1b}[31m的订立原则"]);
+    assert!(
+        !stderr(&out).contains("no Chinese characters"),
+        "{}",
+        stderr(&out)
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("第三条"), "{}", stdout(&out));
 }

@@ -280,6 +280,13 @@ impl Engine {
         if q.is_empty() {
             return Err(QueryError::BadInput("the question is empty".into()));
         }
+        // The statutes are Chinese: a question without a Chinese character matches them
+        // only by accident (numbers, the multilingual embedding's rough alignment).
+        if !q.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) {
+            warnings.push(
+                "the question has no Chinese characters; the statutes are Chinese, so the articles found may not concern it (ask in Chinese)".into(),
+            );
+        }
         let n = q.chars().count();
         if n > MAX_QUESTION_CHARS {
             warnings.push(format!(
