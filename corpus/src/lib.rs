@@ -3,6 +3,7 @@
 //!
 //! The crate knows nothing of RDF, stores or retrieval: it turns files into values.
 
+mod bigrams;
 mod error;
 mod load;
 mod model;
@@ -10,6 +11,7 @@ mod numerals;
 mod parse;
 mod problem;
 
+pub use bigrams::{Bigrams, bigram_dice};
 pub use error::CorpusError;
 pub use load::{Corpus, CorpusSpec, Law, load_corpus, load_from_memory};
 pub use model::*;

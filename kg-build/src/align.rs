@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use coal_corpus::Article;
+use coal_corpus::{Article, Bigrams, bigram_dice};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
@@ -43,46 +43,22 @@ pub struct Change {
 /// Pairs under different numbers at least this similar are "renumbered".
 const RENUMBERED_MIN: f64 = 0.6;
 
-fn bigrams(s: &str) -> HashMap<(char, char), u32> {
-    let chars: Vec<char> = s.chars().filter(|c| !c.is_whitespace()).collect();
-    let mut m = HashMap::new();
-    for w in chars.windows(2) {
-        *m.entry((w[0], w[1])).or_insert(0) += 1;
-    }
-    m
-}
-
 /// Dice coefficient over character bigrams (multisets).
 pub fn similarity(a: &str, b: &str) -> f64 {
-    if a == b {
-        return 1.0;
-    }
-    dice(&bigrams(a), &bigrams(b))
-}
-
-fn dice(x: &HashMap<(char, char), u32>, y: &HashMap<(char, char), u32>) -> f64 {
-    let (nx, ny): (u32, u32) = (x.values().sum(), y.values().sum());
-    if nx + ny == 0 {
-        return 0.0;
-    }
-    let common: u32 = x
-        .iter()
-        .map(|(g, &k)| k.min(y.get(g).copied().unwrap_or(0)))
-        .sum();
-    2.0 * common as f64 / (nx + ny) as f64
+    bigram_dice(a, b)
 }
 
 /// Aligns `old` to `new`. Every article appears in exactly one change.
 pub fn align(old: &[Article], new: &[Article]) -> Vec<Change> {
     let old_body: Vec<String> = old.iter().map(|a| a.body()).collect();
     let new_body: Vec<String> = new.iter().map(|a| a.body()).collect();
-    let old_grams: Vec<_> = old_body.iter().map(|b| bigrams(b)).collect();
-    let new_grams: Vec<_> = new_body.iter().map(|b| bigrams(b)).collect();
+    let old_grams: Vec<_> = old_body.iter().map(|b| Bigrams::of(b)).collect();
+    let new_grams: Vec<_> = new_body.iter().map(|b| Bigrams::of(b)).collect();
     let sim = |i: usize, j: usize| {
         if old_body[i] == new_body[j] {
             1.0
         } else {
-            dice(&old_grams[i], &new_grams[j])
+            old_grams[i].dice(&new_grams[j])
         }
     };
     let mut old_used = vec![false; old.len()];

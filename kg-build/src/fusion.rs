@@ -112,38 +112,9 @@ fn is_punctuation(c: char) -> bool {
     c.is_ascii_punctuation() || "“”‘’《》〈〉「」『』、，。；：！？（）【】·—…".contains(c)
 }
 
-fn bigrams(s: &str) -> Vec<(char, char)> {
-    let chars: Vec<char> = s.chars().collect();
-    match chars.len() {
-        0 => Vec::new(),
-        1 => vec![(chars[0], '\0')],
-        _ => chars.windows(2).map(|w| (w[0], w[1])).collect(),
-    }
-}
-
 /// Character-bigram Dice coefficient (multiset), 1 for equal strings.
 pub fn dice(a: &str, b: &str) -> f64 {
-    if a == b {
-        return 1.0;
-    }
-    let (x, y) = (bigrams(a), bigrams(b));
-    if x.is_empty() || y.is_empty() {
-        return 0.0;
-    }
-    let mut counts: HashMap<(char, char), i32> = HashMap::new();
-    for g in &x {
-        *counts.entry(*g).or_default() += 1;
-    }
-    let mut shared = 0;
-    for g in &y {
-        if let Some(n) = counts.get_mut(g)
-            && *n > 0
-        {
-            *n -= 1;
-            shared += 1;
-        }
-    }
-    2.0 * shared as f64 / (x.len() + y.len()) as f64
+    coal_corpus::bigram_dice(a, b)
 }
 
 /// What the rules say about a pair.
@@ -368,8 +339,7 @@ fn candidates(
     // Similar labels: pairs that share a bigram, then Dice.
     let mut by_bigram: HashMap<(char, char), Vec<usize>> = HashMap::new();
     for (i, n) in norm.iter().enumerate() {
-        let grams: BTreeSet<_> = bigrams(n).into_iter().collect();
-        for g in grams {
+        for g in coal_corpus::Bigrams::of(n).distinct() {
             by_bigram.entry(g).or_default().push(i);
         }
     }

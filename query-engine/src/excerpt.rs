@@ -3,23 +3,13 @@
 //! that share words with the question, with "……" where text was left out. The context
 //! (and `ask --json`) keeps every article whole.
 
-use std::collections::HashSet;
+use coal_corpus::Bigrams;
 
 /// Articles of at most this many lines are shown whole.
 const SHORT_ARTICLE_LINES: usize = 2;
 /// A line is relevant when it holds at least this many of the question's character
 /// bigrams, and at least half as many as the line that holds the most.
 const MIN_SHARED_BIGRAMS: usize = 2;
-
-/// Character bigrams of the runs of letters and digits (as the bigram BM25 field has them).
-fn bigrams(s: &str) -> HashSet<(char, char)> {
-    let chars: Vec<char> = s.chars().collect();
-    chars
-        .windows(2)
-        .filter(|w| w[0].is_alphanumeric() && w[1].is_alphanumeric())
-        .map(|w| (w[0], w[1]))
-        .collect()
-}
 
 /// Where a line sits in an article: a 款 (paragraph), a 项 (`（一）`, `(1)`) or a 目
 /// (`1.`, `1．`, `1、`), which belongs to the 项 before it.
@@ -104,11 +94,8 @@ pub fn relevant_text(question: &str, body: &str) -> String {
     if lines.len() <= SHORT_ARTICLE_LINES {
         return body.trim().to_owned();
     }
-    let q = bigrams(question);
-    let shared: Vec<usize> = lines
-        .iter()
-        .map(|l| bigrams(l).intersection(&q).count())
-        .collect();
+    let q = Bigrams::of(question);
+    let shared: Vec<usize> = lines.iter().map(|l| Bigrams::of(l).shared(&q)).collect();
     let best = shared.iter().copied().max().unwrap_or(0);
     let bar = MIN_SHARED_BIGRAMS.max(best.div_ceil(2));
     let relevant: Vec<bool> = shared.iter().map(|&s| s >= bar).collect();

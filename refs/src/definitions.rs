@@ -74,7 +74,16 @@ pub fn definitions(text: &str) -> Vec<Definition> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
     scoped_meanings(&chars, &mut out);
-    leading_meaning(&chars, &mut out);
+    // Each line: an item's text holds its 目 (1. 2. …) one per line.
+    let mut line_start = 0;
+    for (i, &c) in chars.iter().enumerate() {
+        if i == line_start {
+            leading_meaning(&chars, i, &mut out);
+        }
+        if c == '\n' {
+            line_start = i + 1;
+        }
+    }
     abbreviations(&chars, &mut out);
     enumerations(&chars, &mut out);
     out.sort_by_key(|d| d.span.start);
@@ -122,12 +131,22 @@ fn scoped_meanings(text: &[char], out: &mut Vec<Definition>) {
     }
 }
 
-/// X，是指… at the start of the text, after an item label such as （一）.
-fn leading_meaning(text: &[char], out: &mut Vec<Definition>) {
-    let mut start = 0;
-    if text.first() == Some(&'（') || text.first() == Some(&'(') {
-        if let Some(close) = text.iter().take(8).position(|&c| c == '）' || c == ')') {
-            start = close + 1;
+/// X，是指… at the start of a line (from `at`), after an item label such as （一） or a
+/// sub-item label such as 1.
+fn leading_meaning(text: &[char], at: usize, out: &mut Vec<Definition>) {
+    let mut start = at;
+    if matches!(text.get(at), Some('（' | '(')) {
+        if let Some(close) = text[at..]
+            .iter()
+            .take(8)
+            .position(|&c| c == '）' || c == ')')
+        {
+            start = at + close + 1;
+        }
+    } else {
+        let digits = text[at..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if (1..=2).contains(&digits) && matches!(text.get(at + digits), Some('.' | '．' | '、')) {
+            start = at + digits + 1;
         }
     }
     for j in start..text.len().min(start + MAX_TERM + 2) {
@@ -251,6 +270,15 @@ mod tests {
             terms("（一）家庭暴力，是指家庭成员之间以殴打实施的侵害行为；"),
             ["家庭暴力"]
         );
+        // 目 inside an item's text, one per line (机动车登记规定 第八十二条).
+        let item = "（一）机动车所有人，包括：\n1.个人是指我国内地的居民；\n2.单位是指机关、企业。";
+        assert_eq!(terms(item), ["个人", "单位"]);
+        let d = &definitions(item)[0];
+        assert_eq!(
+            collect(&item.chars().collect::<Vec<_>>(), d.span.clone()),
+            "个人"
+        );
+        assert_eq!(d.sentence, "个人是指我国内地的居民；\n");
         let d = &definitions("本法所称未成年人是指未满十八周岁的公民。")[0];
         assert_eq!(d.span, 4..8);
         assert_eq!(d.kind, DefinitionKind::Meaning);
