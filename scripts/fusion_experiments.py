@@ -47,28 +47,68 @@ def recall_at_10(order, gold):
 
 
 class Graph:
-    """The parts of the build's retrieval graph the re-ranking uses."""
+    """The parts of the build's statute graph the re-ranking uses (`statute-graph.json`;
+    `retrieval-graph.json` of builds before it)."""
 
     def __init__(self, store):
         build = json.load(open(os.path.join(store, "CURRENT")))["build"]
-        g = json.load(open(os.path.join(store, "builds", build, "retrieval-graph.json")))
-        arts = g["articles"]
-        self.parent = {a["iri"]: a["parent"] for a in arts}
-        self.law = {a["iri"]: a["law"] for a in arts}
-        cited_by = collections.Counter(t for _, t in set(map(tuple, g["cites"])))
+        folder = os.path.join(store, "builds", build)
+        if os.path.exists(os.path.join(folder, "statute-graph.json")):
+            arts, cites = self._statute_graph(os.path.join(folder, "statute-graph.json"))
+        else:
+            g = json.load(open(os.path.join(folder, "retrieval-graph.json")))
+            arts = [(a["iri"], a["parent"], a["order"]) for a in g["articles"]]
+            cites = {(arts[a][0], arts[t][0]) for a, t in g["cites"]}
+        self.parent = {iri: parent for iri, parent, _ in arts}
+        cited_by = collections.Counter(t for _, t in cites)
         top = max(cited_by.values()) if cited_by else 0
         self.centrality = {
-            a["iri"]: (math.log1p(cited_by[i]) / math.log1p(top) if top else 0.0)
-            for i, a in enumerate(arts)
+            iri: (math.log1p(cited_by[iri]) / math.log1p(top) if top else 0.0)
+            for iri, _, _ in arts
         }
         by_parent = collections.defaultdict(list)
-        for a in arts:
-            by_parent[a["parent"]].append((a["order"], a["iri"]))
+        for iri, parent, order in arts:
+            by_parent[parent].append((order, iri))
         self.neighbours = {}
         for kids in by_parent.values():
             kids.sort()
             for j, (_, iri) in enumerate(kids):
                 self.neighbours[iri] = [kids[x][1] for x in (j - 1, j + 1) if 0 <= x < len(kids)]
+
+    @staticmethod
+    def _statute_graph(path):
+        """(article IRI, parent IRI, order) and distinct (citing, cited) article pairs."""
+        g = json.load(open(path))
+        nodes, laws = g["nodes"], g["laws"]
+        memo = {}
+
+        def iri(i):
+            if i not in memo:
+                n = nodes[i]
+                if n["kind"] == "law" or n.get("parent") is None:
+                    memo[i] = n["segment"]
+                elif n["kind"] == "article":
+                    memo[i] = laws[n["law"]]["version_iri"] + "/" + n["segment"]
+                else:
+                    memo[i] = iri(n["parent"]) + "/" + n["segment"]
+            return memo[i]
+
+        def article(i):
+            while i is not None and nodes[i]["kind"] in ("paragraph", "item"):
+                i = nodes[i]["parent"]
+            return i if i is not None and nodes[i]["kind"] == "article" else None
+
+        arts = [
+            (iri(i), iri(n["parent"]), n["order"])
+            for i, n in enumerate(nodes)
+            if n["kind"] == "article"
+        ]
+        cites = set()
+        for f, t in g["cites"]:
+            a, b = article(f), article(t)
+            if a is not None and b is not None and a != b:
+                cites.add((iri(a), iri(b)))
+        return arts, cites
 
 
 def lists(r, norm=minmax):

@@ -32,6 +32,17 @@ pub fn run(args: AskArgs) -> anyhow::Result<()> {
         ..AskOptions::default()
     };
     let answer = engine.ask(&args.question, &opts)?;
+    if answer.kind == query_engine::engine::AnswerKind::LawNotInStore {
+        for w in &answer.warnings {
+            eprintln!("warning: {w}");
+        }
+        anyhow::bail!(
+            "{} (the store holds {} laws; `coal sparql --store {} \"SELECT ?t WHERE {{ ?v a coal:LawVersion ; coal:title ?t }}\"` lists them)",
+            answer.answer,
+            engine.graph().laws.len(),
+            args.store.store.display()
+        );
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {
@@ -107,6 +118,23 @@ fn explain(out: &mut impl Write, a: &Answer, startup_ms: f64) -> anyhow::Result<
         )?;
         writeln!(out, "C_final {:.3} → tier {}", cx.c_final, cx.tier)?;
     }
+    if !t.links.is_empty() {
+        writeln!(out, "links to the graph:")?;
+        for l in &t.links {
+            writeln!(
+                out,
+                "  {:<8} {}  ({}; weight {:.2}{})",
+                format!("{:?}", l.kind).to_lowercase(),
+                l.name,
+                l.evidence,
+                l.weight,
+                l.domain
+                    .as_deref()
+                    .map(|d| format!("; domain {d}"))
+                    .unwrap_or_default()
+            )?;
+        }
+    }
     for (name, hits) in [
         ("bm25", &t.bm25),
         ("bigram", &t.bigram),
@@ -123,8 +151,26 @@ fn explain(out: &mut impl Write, a: &Answer, startup_ms: f64) -> anyhow::Result<
             writeln!(out, "  {:>8.3}  {}", h.score, h.iri)?;
         }
     }
+    if !t.paragraphs.is_empty() {
+        writeln!(out, "款 (paragraph vectors):")?;
+        for p in &t.paragraphs {
+            writeln!(out, "  {:>8.3}  {}", p.score, p.iri)?;
+        }
+    }
+    if !t.paths.is_empty() {
+        writeln!(out, "graph paths:")?;
+        for p in &t.paths {
+            writeln!(out, "  {}  (cost {:.2}, from {})", p.path, p.cost, p.from)?;
+        }
+    }
     for d in &t.dropped {
-        writeln!(out, "dropped {}: {}", d.iri, d.reason)?;
+        match &d.edge {
+            Some(e) => writeln!(out, "dropped {}: {} [{e}]", d.iri, d.reason)?,
+            None => writeln!(out, "dropped {}: {}", d.iri, d.reason)?,
+        }
+    }
+    for k in &t.kept {
+        writeln!(out, "kept {}: {}", k.iri, k.reason)?;
     }
     if let Some(m) = &a.generated_by {
         writeln!(out, "answer written by {m}")?;
@@ -154,20 +200,21 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
     let mut gold_map = crate::search_cmd::gold_map(&store, args.store.db_url.as_deref())?;
     gold_map.matching = args.gold_match.matching();
     let mut table = String::from(
-        "| set | variant | n | P | R | F1 | hit@1 | R@10 ranking | ROUGE-1 | ROUGE-2 | ROUGE-L | BLEU-4 | tiers 1/2/3/4 | p50 ms | p95 ms | invalid citations |\n|",
+        "| set | variant | n | P | R | F1 | hit@1 | R@10 | R@100 | 2+ gold n | F1 2+ | R@10 2+ | R@100 2+ | context | ROUGE-1 | ROUGE-2 | ROUGE-L | BLEU-4 | tiers 1/2/3/4 | p50 ms | p95 ms | invalid citations |\n|",
     );
-    table.push_str(&"---|".repeat(16));
+    table.push_str(&"---|".repeat(22));
     table.push('\n');
     let mut json = serde_json::Map::new();
     let mut per_item = String::new();
     for (set, items) in args.questions.load()? {
-        let gold = crate::search_cmd::gold_sets(&gold_map, &items)?;
+        let (items, gold) =
+            crate::search_cmd::gold_items(&gold_map, &set, items, args.questions.within_store)?;
         let mut per_set = serde_json::Map::new();
         for v in &variants {
             let r = evaluate(&engine, &items, &gold, *v)?;
             let tier = |t: u8| r.tiers.get(&t).copied().unwrap_or(0);
             table.push_str(&format!(
-                "| {set} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {}/{}/{}/{} | {:.1} | {:.1} | {} |\n",
+                "| {set} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {:.3} | {:.3} | {:.3} | {:.2} | {:.3} | {:.3} | {:.3} | {:.3} | {}/{}/{}/{} | {:.1} | {:.1} | {} |\n",
                 v.name(),
                 r.questions,
                 r.precision,
@@ -175,6 +222,12 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
                 r.f1,
                 r.hit_at_1,
                 r.recall_at_10,
+                r.recall_at_100,
+                r.multi_gold,
+                r.multi_f1,
+                r.multi_recall_at_10,
+                r.multi_recall_at_100,
+                r.mean_context,
                 r.rouge1,
                 r.rouge2,
                 r.rouge_l,
@@ -226,15 +279,26 @@ pub fn calibrate(args: crate::config::CalibrateArgs) -> anyhow::Result<()> {
     let base = engine.config().clone();
     let gold_map = crate::search_cmd::gold_map(&store, args.store.db_url.as_deref())?;
     let mut obs = Vec::new();
-    for (_, items) in args.questions.load()? {
-        let gold = crate::search_cmd::gold_sets(&gold_map, &items)?;
-        obs.extend(observe(&engine, &items, &gold)?);
+    let mut by_set = Vec::new();
+    for (set, items) in args.questions.load()? {
+        let (items, gold) =
+            crate::search_cmd::gold_items(&gold_map, &set, items, args.questions.within_store)?;
+        let o = observe(&engine, &items, &gold)?;
+        obs.extend(o.iter().cloned());
+        by_set.push((set, o));
     }
     let c = calibrate(&obs, &base);
+    let folds = args
+        .two_folds
+        .then(|| query_engine::calibrate::two_folds(&by_set, &base));
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&c)?)?;
+        let mut v = serde_json::to_value(&c)?;
+        if let Some(f) = &folds {
+            v["two_folds"] = serde_json::to_value(f)?;
+        }
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
     } else {
         writeln!(
             out,
@@ -260,6 +324,46 @@ pub fn calibrate(args: crate::config::CalibrateArgs) -> anyhow::Result<()> {
             c.best.theta_high,
             c.best.qsi_midpoint
         )?;
+        if let Some(folds) = &folds {
+            writeln!(
+                out,
+                "\ntwo folds (fitted on one half of every set, routing reported on the other):"
+            )?;
+            writeln!(
+                out,
+                "| fitted on | held-out set | n | routed F1 | tier 1 | tier 2 | tier 3 | tier 4 | best forced | tiers 1/2/3/4 (lookups) | outside the most used |"
+            )?;
+            writeln!(out, "|{}", "---|".repeat(11))?;
+            for f in folds {
+                for (set, h) in &f.held_out {
+                    let best = h.forced_f1.iter().copied().fold(f64::MIN, f64::max);
+                    let routed: usize = h.tiers.iter().sum();
+                    let most = h.tiers.iter().copied().max().unwrap_or(0);
+                    writeln!(
+                        out,
+                        "| {} (γ {:.1}, θ {:.2}/{:.2}/{:.2}) | {set} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {}/{}/{}/{} ({}) | {:.1}% |",
+                        f.fitted_on,
+                        f.fitted.best.gamma,
+                        f.fitted.best.theta_low,
+                        f.fitted.best.theta_medium,
+                        f.fitted.best.theta_high,
+                        h.questions,
+                        h.routed_f1,
+                        h.forced_f1[0],
+                        h.forced_f1[1],
+                        h.forced_f1[2],
+                        h.forced_f1[3],
+                        best,
+                        h.tiers[0],
+                        h.tiers[1],
+                        h.tiers[2],
+                        h.tiers[3],
+                        h.lookups,
+                        100.0 * (routed - most) as f64 / routed.max(1) as f64
+                    )?;
+                }
+            }
+        }
     }
     if let Some(path) = &args.write {
         #[derive(serde::Serialize)]

@@ -105,8 +105,26 @@ pub fn ask(args: crate::config::BenchAskArgs) -> anyhow::Result<()> {
     let mut s1 = Vec::new();
     let mut tiers = std::collections::BTreeMap::new();
     let mut types = std::collections::BTreeMap::new();
+    // Per forced tier: question → context, and the same without the query embedding and
+    // vector searches (what each tier adds to the shared retrieval).
+    let mut per_tier: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)> = vec![Default::default(); 4];
     for (_, items) in args.questions.load()? {
         for item in &items {
+            for t in 1..=4u8 {
+                let opts = AskOptions {
+                    force_tier: Some(t),
+                    ..AskOptions::default()
+                };
+                let start = Instant::now();
+                let a = engine.ask(&item.question, &opts)?;
+                let ms = start.elapsed().as_secs_f64() * 1e3;
+                let dense = a.trace.timings_ms.get("dense").copied().unwrap_or(0.0);
+                let tier_ms = a.trace.timings_ms.get("tier").copied().unwrap_or(0.0);
+                let e = &mut per_tier[t as usize - 1];
+                e.0.push(ms);
+                e.1.push(ms - dense);
+                e.2.push(tier_ms);
+            }
             let t = Instant::now();
             let a = engine.ask(&item.question, &AskOptions::default())?;
             let ms = t.elapsed().as_secs_f64() * 1e3;
@@ -128,7 +146,28 @@ pub fn ask(args: crate::config::BenchAskArgs) -> anyhow::Result<()> {
     for v in [&mut total, &mut without_embedding, &mut s1] {
         v.sort_by(f64::total_cmp);
     }
-    println!("start-up (store, model, graph) {startup:.0} ms; first question {first:.0} ms");
+    println!(
+        "start-up (store, model, graph) {startup:.0} ms, of which the statute graph {:.0} ms ({} nodes, {} edges, ~{:.1} MB); first question {first:.0} ms",
+        engine.graph_load_ms(),
+        engine.graph().stats.nodes,
+        engine.graph().stats.edges,
+        engine.graph().stats.memory_bytes as f64 / 1e6
+    );
+    for (t, (all, without, tier)) in per_tier.iter_mut().enumerate() {
+        for v in [&mut *all, &mut *without, &mut *tier] {
+            v.sort_by(f64::total_cmp);
+        }
+        println!(
+            "tier {} forced: question → context p50 {:.1} ms, p95 {:.1} ms; without the query embedding and vector searches p50 {:.2} ms, p95 {:.2} ms; the tier's own stage p50 {:.2} ms, p95 {:.2} ms",
+            t + 1,
+            quantile(all, 0.5),
+            quantile(all, 0.95),
+            quantile(without, 0.5),
+            quantile(without, 0.95),
+            quantile(tier, 0.5),
+            quantile(tier, 0.95)
+        );
+    }
     println!(
         "{} questions: question → context p50 {:.1} ms, p95 {:.1} ms; without the query embedding and vector search p50 {:.2} ms, p95 {:.2} ms",
         total.len(),

@@ -141,6 +141,16 @@ fn print_summary(s: &kg_build::BuildSummary, store: &std::path::Path) {
             i.inserted,
             i.retired
         );
+        let p = &e.paragraph_index;
+        println!(
+            "  款 passages: {} ({} embedded now); paragraph index {}: {} reused, {} inserted, {} retired",
+            e.paragraph_passages,
+            e.paragraphs_embedded,
+            if p.extended { "extended" } else { "built anew" },
+            p.reused,
+            p.inserted,
+            p.retired
+        );
     }
     let f = &s.fusion;
     println!(

@@ -5,6 +5,7 @@ mod ask_cmd;
 mod bench_cmd;
 mod build_cmd;
 mod config;
+mod graph_cmd;
 mod progress;
 mod search_cmd;
 mod sparql_cmd;
@@ -43,6 +44,8 @@ enum Command {
     History(config::HistoryArgs),
     /// The article-level diff between two versions of a law, with the changed text.
     Diff(config::DiffArgs),
+    /// The statute graph the query side walks: nodes and edges by kind, memory, load time.
+    Graph(config::GraphArgs),
     /// Fit γ, the tier thresholds and the QSI midpoint to a dev set (routed article F1).
     Calibrate(config::CalibrateArgs),
     /// Evaluate retrieval on question sets with gold articles.
@@ -87,6 +90,7 @@ fn main() -> std::process::ExitCode {
         Command::Builds(args) => versions_cmd::builds(args),
         Command::Gc(args) => versions_cmd::gc(args),
         Command::Diff(args) => versions_cmd::diff(args),
+        Command::Graph(args) => graph_cmd::run(args),
         Command::Calibrate(args) => ask_cmd::calibrate(args),
         Command::Eval(EvalCommand::Retrieval(args)) => search_cmd::eval_retrieval(args),
         Command::Eval(EvalCommand::Answer(args)) => ask_cmd::eval_answer(args),

@@ -113,6 +113,42 @@ pub fn gold_sets(
         .collect::<Result<_, _>>()?)
 }
 
+/// The items (and their gold sets) to score: all of them, or with `within_store` only
+/// those whose every gold article is in the store (the paper's setting: a set's items on
+/// a smaller corpus). Reports on stderr how many were left out.
+pub fn gold_items(
+    gold_map: &GoldMap,
+    set: &str,
+    items: Vec<query_engine::eval::EvalItem>,
+    within_store: bool,
+) -> anyhow::Result<(Vec<query_engine::eval::EvalItem>, Vec<Vec<HashSet<String>>>)> {
+    if !within_store {
+        let gold = gold_sets(gold_map, &items)?;
+        return Ok((items, gold));
+    }
+    let total = items.len();
+    let mut kept = Vec::new();
+    let mut gold = Vec::new();
+    for it in items {
+        let resolved: Result<Vec<HashSet<String>>, _> = it
+            .gold
+            .iter()
+            .map(|g| gold_map.resolve(&it, g).map(|v| v.into_iter().collect()))
+            .collect();
+        if let Ok(g) = resolved
+            && !g.is_empty()
+        {
+            kept.push(it);
+            gold.push(g);
+        }
+    }
+    eprintln!(
+        "{set}: {} of {total} items have every gold article in this store (--within-store)",
+        kept.len()
+    );
+    Ok((kept, gold))
+}
+
 fn percentile(sorted: &[f64], p: usize) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -149,7 +185,7 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
     } else {
         let method = crate::config::FileConfig::read(args.model.config.as_deref())?.method;
         method.validate().map_err(|e| anyhow::anyhow!(e))?;
-        let graph = query_engine::graph::StatuteGraph::new(store.retrieval_graph()?);
+        let graph = query_engine::graph::StatuteGraph::new(store.statute_graph()?);
         Some((graph, method))
     };
     let mut report = serde_json::Map::new();

@@ -1158,7 +1158,8 @@ fn a_build_killed_at_any_stage_leaves_the_previous_build_answering() {
         "graph",
         "bm25",
         "embed",
-        "retrieval graph",
+        "embed paragraphs",
+        "statute graph",
         "commit",
     ];
     for stage in stages {

@@ -36,6 +36,11 @@ pub struct EmbedReport {
     pub split_articles: usize,
     /// How the vector index was made (extended from the previous build's or new).
     pub index: kg_store::VectorIndexReport,
+    /// 款 passages (current articles with several 款 or with 项), and how many of them
+    /// were embedded now; how their index was made.
+    pub paragraph_passages: usize,
+    pub paragraphs_embedded: usize,
+    pub paragraph_index: kg_store::VectorIndexReport,
 }
 
 /// The passages of one article: its law title and text, in groups of whole paragraphs
@@ -71,6 +76,26 @@ pub fn article_passages(v: &LawVersion, a: &Article, embedder: &dyn Embedder) ->
         out.push(current);
     }
     out
+}
+
+/// The 款 passages of a current article that has several 款 or any 项: (paragraph IRI,
+/// law title + the 款's text with its 项). The query side's graph tier matches a question
+/// against them, so an article whose one 款 answers it is not drowned by its others.
+pub fn paragraph_passages(v: &LawVersion, a: &Article, article_iri: &str) -> Vec<(String, String)> {
+    if a.paragraphs.len() < 2 && a.paragraphs.iter().all(|p| p.items.is_empty()) {
+        return Vec::new();
+    }
+    a.paragraphs
+        .iter()
+        .map(|p| {
+            let mut text = format!("{}\n{}", v.title, p.text);
+            for it in &p.items {
+                text.push('\n');
+                text.push_str(&it.text);
+            }
+            (coal_ontology::iri::paragraph(article_iri, p.number), text)
+        })
+        .collect()
 }
 
 /// Embeds `missing` (texts the cache lacks, each once) in batches, caching each batch as
@@ -191,5 +216,51 @@ pub fn embed_stage(
     }
     let previous = writer.previous_vectors_dir().filter(|_| incremental);
     report.index = index.finish(previous.as_deref())?;
+    paragraph_stage(writer, corpus, encoder, incremental, observer, &mut report)?;
     Ok((report, keys_per_article))
+}
+
+/// Embeds the 款 passages of the current articles into their own index.
+fn paragraph_stage(
+    writer: &BuildWriter,
+    corpus: &Corpus,
+    encoder: &mut Encoder<'_>,
+    incremental: bool,
+    observer: &dyn BuildObserver,
+    report: &mut EmbedReport,
+) -> Result<(), BuildError> {
+    let embedder = encoder.model;
+    let passages: Vec<(String, String, TextKey)> = placed_articles(corpus)
+        .filter(|a| a.latest)
+        .flat_map(|a| paragraph_passages(a.version, a.article, &a.iri))
+        .map(|(iri, text)| {
+            let key = EmbeddingCache::key(&text);
+            (iri, text, key)
+        })
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    let missing: Vec<&str> = passages
+        .iter()
+        .filter(|(_, _, k)| encoder.cache.get(k).is_none() && seen.insert(*k))
+        .map(|(_, t, _)| t.as_str())
+        .collect();
+    report.paragraph_passages = passages.len();
+    let (embedded, tokens) = fill_cache(encoder, &missing, "embed paragraphs", observer)?;
+    report.paragraphs_embedded = embedded;
+    report.tokens_embedded += tokens;
+    if passages.is_empty() {
+        // No article with several 款 or with 项: no index (HNSW cannot hold nothing).
+        return Ok(());
+    }
+    observer.stage("paragraph vectors", None);
+    let mut index = writer.paragraph_vector_index_writer(embedder.model_id(), embedder.dim());
+    for (iri, _, key) in &passages {
+        let v = encoder.cache.get(key).expect("every passage was embedded");
+        index.add(iri, true, vec![(*key, v.to_vec())]);
+    }
+    let previous = writer
+        .previous_paragraph_vectors_dir()
+        .filter(|_| incremental);
+    report.paragraph_index = index.finish(previous.as_deref())?;
+    Ok(())
 }

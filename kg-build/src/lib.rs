@@ -454,6 +454,7 @@ async fn write(
 
     let mut embed_report = None;
     let mut domain_report = None;
+    let mut centroids = kg_store::statute_graph::Centroids::new();
     if !structure_only {
         let t = Instant::now();
         stages::write_text_index(writer, corpus, observer)?;
@@ -465,7 +466,7 @@ async fn write(
             embed_report = Some(report);
             seconds.insert("embed".to_owned(), t.elapsed().as_secs_f64());
             let t = Instant::now();
-            let (report, quads) = stages::domain_stage(
+            let (report, quads, by_topic) = stages::domain_stage(
                 writer,
                 corpus,
                 encoder,
@@ -477,6 +478,7 @@ async fn write(
             counts.add(&quads.counts);
             delta.put(quads)?;
             domain_report = Some(report);
+            centroids = by_topic;
             seconds.insert("domains".to_owned(), t.elapsed().as_secs_f64());
         }
     }
@@ -497,9 +499,9 @@ async fn write(
 
     if !structure_only {
         let t = Instant::now();
-        observer.stage("retrieval graph", None);
-        writer.write_retrieval_graph()?;
-        seconds.insert("retrieval_graph".to_owned(), t.elapsed().as_secs_f64());
+        observer.stage("statute graph", None);
+        writer.write_statute_graph(&centroids)?;
+        seconds.insert("statute_graph".to_owned(), t.elapsed().as_secs_f64());
     }
 
     let t = Instant::now();

@@ -73,7 +73,14 @@ pub(crate) fn domain_stage(
     recluster_share: Option<f64>,
     llm: Option<&Llm<'_>>,
     observer: &dyn BuildObserver,
-) -> Result<(domains::DomainReport, rdf::QuadSink), BuildError> {
+) -> Result<
+    (
+        domains::DomainReport,
+        rdf::QuadSink,
+        kg_store::statute_graph::Centroids,
+    ),
+    BuildError,
+> {
     use coal_ontology::{iri, vocab};
     observer.stage("domains", None);
     let cache = &encoder.cache;
@@ -307,7 +314,13 @@ pub(crate) fn domain_stage(
     for (a, &t) in iris.iter().zip(&c.topic) {
         g.edge(a, vocab::IN_DOMAIN, &iri::domain("topic", t));
     }
-    Ok((report, g))
+    // The query side links questions to topics by these vectors.
+    let by_topic = centroids
+        .into_iter()
+        .enumerate()
+        .map(|(t, v)| (iri::domain("topic", t), v))
+        .collect();
+    Ok((report, g, by_topic))
 }
 
 /// Asks the LLM for the triples of every article (cached replies are reused) and turns

@@ -164,7 +164,11 @@ impl StoreDir {
                 BuildState::Current | BuildState::Previous => {}
             }
             let extra = crate::vectors::extra_keys(&self.build_dir(&b.id));
-            for found in [extra, crate::index_keys(&self.vectors_dir(&b.id))] {
+            for found in [
+                extra,
+                crate::index_keys(&self.vectors_dir(&b.id)),
+                crate::index_keys(&self.paragraph_vectors_dir(&b.id)),
+            ] {
                 match found {
                     Ok(None) => {}
                     Ok(Some(k)) => {

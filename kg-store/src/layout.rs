@@ -77,6 +77,11 @@ impl StoreDir {
         self.build_dir(build).join("vectors")
     }
 
+    /// The index of 款 vectors (paragraphs of articles with several 款 or with 项).
+    pub fn paragraph_vectors_dir(&self, build: &str) -> PathBuf {
+        self.build_dir(build).join("paragraph-vectors")
+    }
+
     pub fn default_db_url(&self) -> String {
         format!(
             "sqlite://{}?mode=rwc",

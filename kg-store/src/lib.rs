@@ -10,7 +10,7 @@ mod error;
 mod graph;
 mod layout;
 pub mod meta;
-pub mod retrieval_graph;
+pub mod statute_graph;
 mod text_index;
 mod vectors;
 
@@ -70,17 +70,30 @@ impl Store {
     }
 
     /// The graph the query side walks: the stored file, else extracted now with SPARQL
-    /// (builds made before the file existed).
-    pub fn retrieval_graph(&self) -> Result<retrieval_graph::RetrievalGraph> {
-        match retrieval_graph::RetrievalGraph::read(&self.dir.build_dir(&self.build))? {
+    /// (builds made before the file existed, which also lack the topic centroids).
+    pub fn statute_graph(&self) -> Result<statute_graph::StatuteGraphData> {
+        match statute_graph::StatuteGraphData::read(&self.dir.build_dir(&self.build))? {
             Some(g) => Ok(g),
-            None => retrieval_graph::RetrievalGraph::extract(&self.graph),
+            None => statute_graph::StatuteGraphData::extract(
+                &self.graph,
+                &statute_graph::Centroids::new(),
+            ),
         }
     }
 
     /// The build's dense vector index.
     pub fn vector_index(&self) -> Result<VectorIndex> {
         VectorIndex::open(&self.dir.vectors_dir(&self.build))
+    }
+
+    /// The build's index of 款 vectors, owned by paragraph IRIs (`None` for builds
+    /// without one: structure-only, or made before it existed).
+    pub fn paragraph_vector_index(&self) -> Result<Option<VectorIndex>> {
+        let dir = self.dir.paragraph_vectors_dir(&self.build);
+        if !dir.join("vectors.json").exists() {
+            return Ok(None);
+        }
+        VectorIndex::open(&dir).map(Some)
     }
 
     /// The metadata database (`db_url`, or the store's own SQLite file).
@@ -220,6 +233,17 @@ impl BuildWriter {
         Some(self.dir.vectors_dir(&id))
     }
 
+    /// A writer for this build's index of 款 vectors.
+    pub fn paragraph_vector_index_writer(&self, model_id: &str, dim: usize) -> VectorIndexWriter {
+        VectorIndexWriter::new(&self.dir.paragraph_vectors_dir(&self.id), model_id, dim)
+    }
+
+    /// The 款 vector index folder of the build this one will replace, if any.
+    pub fn previous_paragraph_vectors_dir(&self) -> Option<std::path::PathBuf> {
+        let id = self.dir.current_build().ok()?;
+        Some(self.dir.paragraph_vectors_dir(&id))
+    }
+
     /// This build's own folder (for files a stage stores with the build).
     pub fn build_dir(&self) -> std::path::PathBuf {
         self.dir.build_dir(&self.id)
@@ -246,9 +270,13 @@ impl BuildWriter {
         TextIndexWriter::create(&self.dir.bm25_dir(&self.id))
     }
 
-    /// Extracts the retrieval graph from this build's RDF and stores it with the build.
-    pub fn write_retrieval_graph(&self) -> Result<retrieval_graph::RetrievalGraph> {
-        let g = retrieval_graph::RetrievalGraph::extract(self.graph())?;
+    /// Extracts the statute graph from this build's RDF (with the topic centroids the
+    /// build computed) and stores it with the build.
+    pub fn write_statute_graph(
+        &self,
+        centroids: &statute_graph::Centroids,
+    ) -> Result<statute_graph::StatuteGraphData> {
+        let g = statute_graph::StatuteGraphData::extract(self.graph(), centroids)?;
         g.write(&self.dir.build_dir(&self.id))?;
         Ok(g)
     }

@@ -55,7 +55,7 @@ pub fn observe(
         let (routed_f1, routed) = f1(engine, &item.question, golds, &AskOptions::default())?;
         let lookup_f1 = matches!(
             routed.kind,
-            AnswerKind::ArticleText | AnswerKind::NoSuchArticle
+            AnswerKind::ArticleText | AnswerKind::NoSuchArticle | AnswerKind::LawNotInStore
         )
         .then_some(routed_f1);
         let mut f1_by_tier = [0.0; 4];
@@ -202,6 +202,86 @@ pub fn calibrate(obs: &[Observation], base: &MethodConfig) -> Calibration {
     }
 }
 
+/// Routing on held-out questions: what `cfg` does there against every forced tier.
+#[derive(Debug, Clone, Serialize)]
+pub struct HeldOut {
+    pub questions: usize,
+    pub routed_f1: f64,
+    pub forced_f1: [f64; 4],
+    /// Questions per tier (lookups counted apart).
+    pub tiers: [usize; 4],
+    pub lookups: usize,
+}
+
+/// How `cfg` routes `obs`.
+pub fn held_out(obs: &[Observation], cfg: &MethodConfig) -> HeldOut {
+    let mut tiers = [0usize; 4];
+    let mut lookups = 0;
+    for o in obs {
+        if o.lookup_f1.is_some() {
+            lookups += 1;
+            continue;
+        }
+        let c = from_overlap(o.s1, o.jaccard, o.top3, cfg).c_consistency;
+        let c_final = cfg.gamma * o.c_intrinsic + (1.0 - cfg.gamma) * c;
+        tiers[cfg.tier(c_final) as usize - 1] += 1;
+    }
+    HeldOut {
+        questions: obs.len(),
+        routed_f1: routed_f1(obs, cfg),
+        forced_f1: [1, 2, 3, 4].map(|t| forced_f1(obs, t)),
+        tiers,
+        lookups,
+    }
+}
+
+/// One fold of a two-fold cross-validation: constants fitted on one half of every set
+/// (even or odd items), routing reported on the other half, set by set.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fold {
+    /// Which half the constants were fitted on: `even` or `odd`.
+    pub fitted_on: &'static str,
+    pub fitted: Calibration,
+    /// (set, what the fitted constants do on its other half)
+    pub held_out: Vec<(String, HeldOut)>,
+}
+
+/// Two-fold cross-validation over named sets of observations (index order kept).
+pub fn two_folds(sets: &[(String, Vec<Observation>)], base: &MethodConfig) -> Vec<Fold> {
+    [("even", 0usize), ("odd", 1usize)]
+        .into_iter()
+        .map(|(name, parity)| {
+            let half = |keep: usize| -> Vec<(String, Vec<Observation>)> {
+                sets.iter()
+                    .map(|(s, obs)| {
+                        let part = obs
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, _)| i % 2 == keep)
+                            .map(|(_, o)| o.clone())
+                            .collect();
+                        (s.clone(), part)
+                    })
+                    .collect()
+            };
+            let train: Vec<Observation> = half(parity).into_iter().flat_map(|x| x.1).collect();
+            let fitted = calibrate(&train, base);
+            let held_out = half(1 - parity)
+                .into_iter()
+                .map(|(s, obs)| {
+                    let h = held_out(&obs, &fitted.best);
+                    (s, h)
+                })
+                .collect();
+            Fold {
+                fitted_on: name,
+                fitted,
+                held_out,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,5 +319,28 @@ mod tests {
         l.f1_by_tier = [0.0; 4];
         assert_eq!(forced_f1(&[l.clone()], 3), 1.0);
         assert_eq!(routed_f1(&[l], &base), 1.0);
+    }
+
+    #[test]
+    fn two_folds_fit_on_one_half_and_report_on_the_other() {
+        // Simple and complex questions two by two, so both halves hold both.
+        let o: Vec<Observation> = (0..40)
+            .map(|i| match (i / 2) % 2 {
+                0 => obs(0.1 + i as f64 * 0.001, 60.0, [1.0, 0.5, 0.0, 0.0]),
+                _ => obs(0.6 + i as f64 * 0.001, 10.0, [0.0, 0.2, 1.0, 0.3]),
+            })
+            .collect();
+        let folds = two_folds(&[("s".into(), o)], &MethodConfig::default());
+        assert_eq!(folds.len(), 2);
+        for f in &folds {
+            let (set, h) = &f.held_out[0];
+            assert_eq!(set, "s");
+            assert_eq!(h.questions, 20);
+            // The held-out half routes like the fitted one: simple to 1, complex to 3.
+            assert!(h.routed_f1 > 0.99, "{f:?}");
+            assert_eq!(h.tiers[0] + h.tiers[2], 20, "{h:?}");
+            assert!(h.tiers[0] >= 5 && h.tiers[2] >= 5, "{h:?}");
+            assert!(h.forced_f1.iter().all(|&x| x <= 0.5 + 1e-9));
+        }
     }
 }

@@ -80,8 +80,17 @@ pub struct AnswerReport {
     pub f1: f64,
     /// Share of questions (with gold) whose first citation is a gold article.
     pub hit_at_1: f64,
-    /// Recall of the first 10 articles of the routed ranking (before the score cliff).
+    /// Recall of the first 10 and 100 articles of the routed ranking (before the score
+    /// cliff).
     pub recall_at_10: f64,
+    pub recall_at_100: f64,
+    /// The same three over the questions with two or more gold articles.
+    pub multi_gold: usize,
+    pub multi_f1: f64,
+    pub multi_recall_at_10: f64,
+    pub multi_recall_at_100: f64,
+    /// Articles in the context, on average.
+    pub mean_context: f64,
     /// Questions with a reference answer (the text metrics average over these).
     pub with_answer: usize,
     pub rouge1: f64,
@@ -105,6 +114,16 @@ pub struct ItemResult {
     pub kind: crate::engine::AnswerKind,
     pub cited: Vec<String>,
     pub f1: Option<f64>,
+    /// Gold articles, and the recall of the first 10 of the ranking.
+    pub gold: usize,
+    pub recall_at_10: Option<f64>,
+    /// The routing signals (absent for lookups).
+    pub c_intrinsic: Option<f64>,
+    pub c_consistency: Option<f64>,
+    pub c_final: Option<f64>,
+    pub question_type: Option<crate::complexity::QuestionType>,
+    /// Links to the graph by kind.
+    pub links: std::collections::BTreeMap<String, usize>,
 }
 
 fn quantile(sorted: &[f64], q: f64) -> f64 {
@@ -136,12 +155,27 @@ pub fn evaluate(
         let cited: Vec<String> = a.citations.iter().map(|c| c.iri.clone()).collect();
         r.invalid_citations += cited.iter().filter(|c| !engine.is_article(c)).count();
         let prf = article_prf(&cited, golds);
+        let cx = a.trace.complexity.as_ref();
+        let mut links = std::collections::BTreeMap::new();
+        for l in &a.trace.links {
+            *links
+                .entry(format!("{:?}", l.kind).to_lowercase())
+                .or_default() += 1;
+        }
         r.per_item.push(ItemResult {
             id: item.id.clone(),
             tier: a.tier,
             kind: a.kind.clone(),
             cited: cited.clone(),
             f1: prf.map(|x| x.2),
+            gold: golds.len(),
+            recall_at_10: article_prf(&a.trace.ranked[..a.trace.ranked.len().min(10)], golds)
+                .map(|x| x.1),
+            c_intrinsic: cx.map(|c| c.intrinsic.c_intrinsic),
+            c_consistency: cx.map(|c| c.consistency.c_consistency),
+            c_final: cx.map(|c| c.c_final),
+            question_type: cx.map(|c| c.intrinsic.question_type),
+            links,
         });
         if prf.is_some()
             && cited
@@ -150,14 +184,27 @@ pub fn evaluate(
         {
             r.hit_at_1 += 1.0;
         }
-        if let Some((_, rec10, _)) = article_prf(&a.trace.ranked, golds) {
-            r.recall_at_10 += rec10;
+        r.mean_context += a.context.len() as f64;
+        let top10 = &a.trace.ranked[..a.trace.ranked.len().min(10)];
+        let rec10 = article_prf(top10, golds).map(|x| x.1);
+        let rec100 = article_prf(&a.trace.ranked, golds).map(|x| x.1);
+        if let (Some(r10), Some(r100)) = (rec10, rec100) {
+            r.recall_at_10 += r10;
+            r.recall_at_100 += r100;
+            if golds.len() >= 2 {
+                r.multi_recall_at_10 += r10;
+                r.multi_recall_at_100 += r100;
+            }
         }
         if let Some((p, rec, f)) = prf {
             r.with_gold += 1;
             r.precision += p;
             r.recall += rec;
             r.f1 += f;
+            if golds.len() >= 2 {
+                r.multi_gold += 1;
+                r.multi_f1 += f;
+            }
         }
         if !item.answer.trim().is_empty() {
             r.with_answer += 1;
@@ -173,6 +220,12 @@ pub fn evaluate(
     r.f1 /= g;
     r.hit_at_1 /= g;
     r.recall_at_10 /= g;
+    r.recall_at_100 /= g;
+    let m = r.multi_gold.max(1) as f64;
+    r.multi_f1 /= m;
+    r.multi_recall_at_10 /= m;
+    r.multi_recall_at_100 /= m;
+    r.mean_context /= r.questions.max(1) as f64;
     let n = r.with_answer.max(1) as f64;
     r.rouge1 /= n;
     r.rouge2 /= n;

@@ -17,6 +17,7 @@ pub mod eval_answer;
 pub mod excerpt;
 pub mod generate;
 pub mod graph;
+pub mod link;
 pub mod method;
 pub mod rerank;
 pub mod retrieve;
@@ -31,6 +32,8 @@ pub enum QueryError {
     Store(#[from] kg_store::StoreError),
     #[error("{0}")]
     BadInput(String),
+    #[error("the date {date} is impossible: {reason}")]
+    BadDate { date: String, reason: String },
 }
 
 /// An article as found in the graph.

@@ -41,6 +41,18 @@ pub struct MethodConfig {
     pub rerank_bigram: f64,
     pub rerank_centrality: f64,
     pub rerank_section: f64,
+    /// Tier 3 (`engine/graph_tier.rs`): weight of the evidence the question's links and
+    /// best text matches send along graph paths, and of a linked heading above an article.
+    pub graph_path: f64,
+    pub graph_heading: f64,
+    /// Tier 3's dense signal: (1 − λ)·article + λ·max(article, best 款 of it).
+    pub graph_paragraph: f64,
+    /// Bounds of the graph tiers' path searches: the largest path cost (a hop costs about
+    /// 1, more out of a hub), nodes settled per seed, and the extra cost per log of a
+    /// node's fan-out.
+    pub graph_max_cost: f64,
+    pub graph_max_nodes: usize,
+    pub graph_fan_out_penalty: f64,
 }
 
 impl Default for MethodConfig {
@@ -83,6 +95,12 @@ impl MethodConfig {
             rerank_bigram: 0.2,
             rerank_centrality: 0.2,
             rerank_section: 0.1,
+            graph_path: 0.15,
+            graph_heading: 0.25,
+            graph_paragraph: 1.0,
+            graph_max_cost: 4.0,
+            graph_max_nodes: 5_000,
+            graph_fan_out_penalty: 0.25,
         }
     }
 
@@ -92,6 +110,7 @@ impl MethodConfig {
             ("alpha", self.alpha),
             ("beta", self.beta),
             ("gamma", self.gamma),
+            ("graph_paragraph", self.graph_paragraph),
             ("theta_low", self.theta_low),
             ("theta_medium", self.theta_medium),
             ("theta_high", self.theta_high),
@@ -113,6 +132,9 @@ impl MethodConfig {
             ("rerank_bigram", self.rerank_bigram),
             ("rerank_centrality", self.rerank_centrality),
             ("rerank_section", self.rerank_section),
+            ("graph_path", self.graph_path),
+            ("graph_heading", self.graph_heading),
+            ("graph_fan_out_penalty", self.graph_fan_out_penalty),
         ];
         for (name, v) in rerank {
             if !(v.is_finite() && v >= 0.0) {
@@ -123,6 +145,11 @@ impl MethodConfig {
             return Err(
                 "method.rerank_dense + rerank_bm25 + rerank_bigram must be positive: with all three at 0 the re-ranking ignores the question".into(),
             );
+        }
+        if !(self.graph_max_cost.is_finite() && self.graph_max_cost > 0.0)
+            || self.graph_max_nodes == 0
+        {
+            return Err("method.graph_max_cost and method.graph_max_nodes must be positive".into());
         }
         if self.n <= 0.0 || self.consistency_k == 0 {
             return Err("method.n and method.consistency_k must be positive".into());

@@ -115,35 +115,49 @@ pub fn rerank(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kg_store::retrieval_graph::{ArticleEntry, LawEntry, RetrievalGraph};
+    use kg_store::statute_graph::{HierarchyNode, LawRecord, NodeKind, StatuteGraphData};
 
-    /// One law, two chapters: a1–a3 in chapter 1, a4–a5 in chapter 2; a1 and a2 both cite a3.
+    /// One law, two chapters: a1–a3 in chapter 1, a4–a5 in chapter 2; a1 and a2 both cite
+    /// a3. Node IRIs: the law is `v`, articles `v/a1` … `v/a5`.
     fn graph() -> StatuteGraph {
-        let art = |i: usize, chapter: &str| ArticleEntry {
-            iri: format!("a{i}"),
+        let node = |kind, parent: Option<u32>, segment: &str, order| HierarchyNode {
+            kind,
+            parent,
             law: 0,
-            parent: chapter.into(),
-            order: i as i64,
+            segment: segment.into(),
+            label: segment.into(),
+            heading: String::new(),
+            order,
         };
-        StatuteGraph::new(RetrievalGraph {
-            laws: vec![LawEntry {
+        let mut nodes = vec![
+            node(NodeKind::Law, None, "v", 0),
+            node(NodeKind::Chapter, Some(0), "c1", 1),
+            node(NodeKind::Chapter, Some(0), "c2", 2),
+        ];
+        for i in 1..=5u32 {
+            let chapter = if i <= 3 { 1 } else { 2 };
+            nodes.push(node(
+                NodeKind::Article,
+                Some(chapter),
+                &format!("a{i}"),
+                i as i64,
+            ));
+        }
+        // a1 = node 3 … a5 = node 7
+        StatuteGraph::new(StatuteGraphData {
+            format: kg_store::statute_graph::FORMAT,
+            laws: vec![LawRecord {
+                work_iri: "w".into(),
+                version_iri: "v".into(),
                 short_name: "示范法".into(),
                 title: "示范法".into(),
-                version_iri: "v".into(),
                 version_date: None,
-                domain: "社会法".into(),
+                folder: "社会法".into(),
+                node: 0,
             }],
-            articles: vec![
-                art(1, "c1"),
-                art(2, "c1"),
-                art(3, "c1"),
-                art(4, "c2"),
-                art(5, "c2"),
-            ],
-            cites: vec![(0, 2), (1, 2), (1, 2)],
-            concepts: Vec::new(),
-            defers_to: Vec::new(),
-            versions: Vec::new(),
+            nodes,
+            cites: vec![(3, 5), (4, 5)],
+            ..Default::default()
         })
     }
 
@@ -179,9 +193,9 @@ mod tests {
     #[test]
     fn the_three_lists_are_min_max_normalized_and_weighted() {
         let g = graph();
-        let dense = hits(&[("a4", 0.9), ("a5", 0.8), ("a1", 0.7)]);
-        let bm25 = hits(&[("a1", 30.0), ("a4", 10.0)]);
-        let bigram = hits(&[("a5", 5.0), ("a1", 1.0)]);
+        let dense = hits(&[("v/a4", 0.9), ("v/a5", 0.8), ("v/a1", 0.7)]);
+        let bm25 = hits(&[("v/a1", 30.0), ("v/a4", 10.0)]);
+        let bigram = hits(&[("v/a5", 5.0), ("v/a1", 1.0)]);
         let out = rerank(
             &dense,
             &bm25,
@@ -190,12 +204,12 @@ mod tests {
             &only(0.5, 0.2, 0.3, 0.0, 0.0),
         );
         let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
-        assert!(close(score(&out, "a4"), 0.5), "{out:?}");
-        assert!(close(score(&out, "a5"), 0.5 * 0.5 + 0.3), "{out:?}");
-        assert!(close(score(&out, "a1"), 0.2), "{out:?}");
+        assert!(close(score(&out, "v/a4"), 0.5), "{out:?}");
+        assert!(close(score(&out, "v/a5"), 0.5 * 0.5 + 0.3), "{out:?}");
+        assert!(close(score(&out, "v/a1"), 0.2), "{out:?}");
         assert!(out.windows(2).all(|w| w[0].score >= w[1].score));
         // Raw retriever scores are kept for the trace.
-        let a1 = out.iter().find(|h| h.iri == "a1").unwrap();
+        let a1 = out.iter().find(|h| h.iri == "v/a1").unwrap();
         assert_eq!((a1.bm25, a1.dense), (Some(30.0), Some(0.7)));
     }
 
@@ -203,25 +217,25 @@ mod tests {
     fn a_cited_article_and_an_article_of_a_strong_section_move_up() {
         let g = graph();
         // a3 (cited by two articles) and a4 tie on dense alone.
-        let dense = hits(&[("a3", 0.5), ("a4", 0.5), ("a5", 0.1)]);
+        let dense = hits(&[("v/a3", 0.5), ("v/a4", 0.5), ("v/a5", 0.1)]);
         let out = rerank(&dense, &[], &[], Some(&g), &only(1.0, 0.0, 0.0, 0.2, 0.0));
-        assert_eq!(out[0].iri, "a3", "{out:?}");
+        assert_eq!(out[0].iri, "v/a3", "{out:?}");
         // Scores are divided by the weights' sum (1.2): the most cited article has
         // centrality 1, so a3 reaches the maximum.
-        assert!((score(&out, "a3") - 1.0).abs() < 1e-6, "{out:?}");
-        assert!((score(&out, "a4") - 1.0 / 1.2).abs() < 1e-6, "{out:?}");
+        assert!((score(&out, "v/a3") - 1.0).abs() < 1e-6, "{out:?}");
+        assert!((score(&out, "v/a4") - 1.0 / 1.2).abs() < 1e-6, "{out:?}");
         // Without the graph (--as-of) neither signal counts and the two tie again.
         let out = rerank(&dense, &[], &[], None, &only(1.0, 0.0, 0.0, 0.2, 0.5));
-        assert_eq!(score(&out, "a3"), score(&out, "a4"), "{out:?}");
-        assert!((score(&out, "a3") - 1.0).abs() < 1e-6, "{out:?}");
+        assert_eq!(score(&out, "v/a3"), score(&out, "v/a4"), "{out:?}");
+        assert!((score(&out, "v/a3") - 1.0).abs() < 1e-6, "{out:?}");
         // Section evidence: a4's chapter also holds a5 (0.9), a1's holds nothing else.
-        let dense = hits(&[("a1", 0.6), ("a4", 0.55), ("a5", 0.5), ("a2", 0.0)]);
+        let dense = hits(&[("v/a1", 0.6), ("v/a4", 0.55), ("v/a5", 0.5), ("v/a2", 0.0)]);
         let plain = rerank(&dense, &[], &[], Some(&g), &only(1.0, 0.0, 0.0, 0.0, 0.0));
-        assert_eq!(plain[0].iri, "a1");
+        assert_eq!(plain[0].iri, "v/a1");
         let out = rerank(&dense, &[], &[], Some(&g), &only(1.0, 0.0, 0.0, 0.0, 0.5));
-        assert_eq!(out[0].iri, "a4", "{out:?}");
+        assert_eq!(out[0].iri, "v/a4", "{out:?}");
         // An article outside the graph (an older version) gets neither signal.
-        let dense = hits(&[("old", 0.5), ("a3", 0.5)]);
+        let dense = hits(&[("old", 0.5), ("v/a3", 0.5)]);
         let out = rerank(&dense, &[], &[], Some(&g), &only(1.0, 0.0, 0.0, 0.2, 0.3));
         assert!((score(&out, "old") - 1.0 / 1.5).abs() < 1e-6, "{out:?}");
         assert!(

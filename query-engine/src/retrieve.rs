@@ -51,7 +51,17 @@ pub struct SearchResult {
 pub struct Retriever {
     text: TextIndex,
     vectors: Option<VectorIndex>,
+    /// 款 vectors (owned by paragraph IRIs), for the graph tiers.
+    paragraphs: Option<VectorIndex>,
     embedder: Option<Box<dyn Embedder>>,
+}
+
+/// A 款 that matched a question: its IRI, its article's and the similarity.
+#[derive(Debug, Clone, Serialize)]
+pub struct ParagraphHit {
+    pub iri: String,
+    pub article: String,
+    pub score: f32,
 }
 
 pub(crate) fn minmax(scores: &HashMap<String, f32>) -> HashMap<String, f32> {
@@ -72,9 +82,9 @@ impl Retriever {
         embedder: Option<Box<dyn Embedder>>,
     ) -> Result<Retriever, QueryError> {
         let text = store.text_index()?;
-        let vectors = match &embedder {
-            Some(_) => Some(store.vector_index()?),
-            None => None,
+        let (vectors, paragraphs) = match &embedder {
+            Some(_) => (Some(store.vector_index()?), store.paragraph_vector_index()?),
+            None => (None, None),
         };
         if let (Some(v), Some(e)) = (&vectors, &embedder)
             && v.model_id() != e.model_id()
@@ -85,9 +95,19 @@ impl Retriever {
                 e.model_id()
             )));
         }
+        if let (Some(p), Some(e)) = (&paragraphs, &embedder)
+            && p.model_id() != e.model_id()
+        {
+            return Err(QueryError::BadInput(format!(
+                "the store's 款 vectors come from {} but the configured model is {}; rebuild the store",
+                p.model_id(),
+                e.model_id()
+            )));
+        }
         Ok(Retriever {
             text,
             vectors,
+            paragraphs,
             embedder,
         })
     }
@@ -226,6 +246,27 @@ impl Retriever {
                 score: h.score,
                 bm25: None,
                 dense: Some(h.score),
+            })
+            .collect())
+    }
+
+    /// Does the build have 款 vectors (builds before they existed do not)?
+    pub fn has_paragraph_vectors(&self) -> bool {
+        self.paragraphs.is_some()
+    }
+
+    /// The `k` 款 nearest to an embedded question (current versions), best first; empty
+    /// without a 款 index.
+    pub fn dense_paragraphs(&self, q: &[f32], k: usize) -> Result<Vec<ParagraphHit>, QueryError> {
+        let Some(p) = &self.paragraphs else {
+            return Ok(Vec::new());
+        };
+        Ok(p.search(q, k, false)?
+            .into_iter()
+            .map(|h| ParagraphHit {
+                article: kg_store::statute_graph::article_of(&h.iri).to_owned(),
+                iri: h.iri,
+                score: h.score,
             })
             .collect())
     }

@@ -189,32 +189,70 @@ fn override_clauses_are_recorded_with_their_subject() {
 }
 
 #[test]
-fn the_stored_retrieval_graph_is_what_sparql_extracts() {
+fn the_stored_statute_graph_is_what_sparql_extracts_with_the_whole_hierarchy() {
+    use kg_store::statute_graph::{NodeKind, StatuteGraphData};
     let store = Store::open(built().store_path(), false).unwrap();
-    let stored =
-        kg_store::retrieval_graph::RetrievalGraph::read(&store.dir().build_dir(store.build_id()))
-            .unwrap()
-            .expect("the build writes retrieval-graph.json");
-    let extracted = kg_store::retrieval_graph::RetrievalGraph::extract(store.graph()).unwrap();
+    let stored = StatuteGraphData::read(&store.dir().build_dir(store.build_id()))
+        .unwrap()
+        .expect("the build writes statute-graph.json");
+    let extracted = StatuteGraphData::extract(store.graph(), &Default::default()).unwrap();
     assert_eq!(stored, extracted);
     assert_eq!(stored.laws.len(), built().summary.laws);
-    assert!(stored.cites.len() > 300, "{}", stored.cites.len());
-    assert!(
-        stored
-            .concepts
-            .iter()
-            .any(|c| c.label == "国家工作人员" && !c.mentioned_by.is_empty())
+    // Every current article, 款, 项 and division is a node, with the IRI the RDF has.
+    let count = |path: &str, class: &str| -> usize {
+        select(&format!(
+            "SELECT (COUNT(DISTINCT ?n) AS ?c) WHERE {{ ?a a coal:Article ; coal:inLaw ?v .
+               ?a {path} ?n . ?n a coal:{class} . FILTER NOT EXISTS {{ ?newer coal:supersedes ?v }} }}"
+        ))[0][0]
+            .parse()
+            .unwrap()
+    };
+    let kinds = |k: NodeKind| stored.nodes.iter().filter(|n| n.kind == k).count();
+    assert_eq!(kinds(NodeKind::Article), count("coal:contains?", "Article"));
+    assert_eq!(
+        kinds(NodeKind::Paragraph),
+        count("coal:contains", "Paragraph")
     );
-    // Article 90 of 保险法 cites 企业破产法 article 2.
+    assert_eq!(
+        kinds(NodeKind::Item),
+        count("coal:contains/coal:contains", "Item")
+    );
+    assert!(kinds(NodeKind::Chapter) > 50 && kinds(NodeKind::Section) > 10);
+    assert!(kinds(NodeKind::Part) >= 2, "刑法's two 编 at least");
+    let iris: std::collections::HashSet<String> = (0..stored.nodes.len() as u32)
+        .map(|i| stored.iri(i))
+        .collect();
+    assert_eq!(iris.len(), stored.nodes.len(), "node IRIs are distinct");
+    for iri in [
+        "刑法/2023-12-29/art_133-1",
+        "劳动合同法/2012-12-28/art_46/par_1/pnt_4",
+        "劳动合同法/2012-12-28/chp_4",
+    ] {
+        assert!(iris.contains(&format!("{ELI}{iri}")), "{iri}");
+    }
+    // Citations at the precision of the reference: 保险法 article 90 cites 企业破产法
+    // article 2 from its paragraph.
     let idx = |iri: &str| {
-        stored
-            .articles
-            .iter()
-            .position(|a| a.iri.ends_with(iri))
-            .unwrap() as u32
+        (0..stored.nodes.len() as u32)
+            .find(|&i| stored.iri(i) == format!("{ELI}{iri}"))
+            .unwrap_or_else(|| panic!("{iri}"))
     };
     assert!(stored.cites.contains(&(
-        idx("保险法/2015-04-24/art_90"),
+        idx("保险法/2015-04-24/art_90/par_1"),
         idx("企业破产法/2006-08-27/art_2")
     )));
+    assert!(stored.cites.len() > 300, "{}", stored.cites.len());
+    let c = stored
+        .concepts
+        .iter()
+        .find(|c| c.label == "国家工作人员")
+        .expect("刑法 defines 国家工作人员");
+    assert!(!c.mentioned_by.is_empty() && !c.defined_by.is_empty());
+    assert!(!stored.clauses.is_empty());
+    assert!(
+        stored
+            .versions
+            .iter()
+            .any(|v| v.valid_until.is_some() || v.supersedes.is_none())
+    );
 }

@@ -1,0 +1,64 @@
+//! `coal graph`: what the query side loads of the build's graph, and how fast.
+
+use std::io::Write;
+use std::time::Instant;
+
+use kg_store::Store;
+use query_engine::graph::StatuteGraph;
+
+use crate::config::GraphArgs;
+
+pub fn run(args: GraphArgs) -> anyhow::Result<()> {
+    let store = Store::open(&args.store.store, false)?;
+    let t = Instant::now();
+    let data = store.statute_graph()?;
+    let read_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let graph = StatuteGraph::new(data);
+    let build_ms = t.elapsed().as_secs_f64() * 1e3;
+    let stats = &graph.stats;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        let mut v = serde_json::to_value(stats)?;
+        v["read_ms"] = serde_json::json!(read_ms);
+        v["build_ms"] = serde_json::json!(build_ms);
+        v["laws"] = serde_json::json!(graph.laws.len());
+        v["topics"] = serde_json::json!(graph.topics.len());
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "statute graph of build {}: {} nodes, {} edges (each stored both ways), {} interned strings, ~{:.1} MB",
+        store.build_id(),
+        stats.nodes,
+        stats.edges,
+        stats.strings,
+        stats.memory_bytes as f64 / 1e6
+    )?;
+    writeln!(
+        out,
+        "loaded in {:.0} ms ({read_ms:.0} ms reading the file, {build_ms:.0} ms building the graph)",
+        read_ms + build_ms
+    )?;
+    let list = |m: &std::collections::BTreeMap<String, usize>| {
+        m.iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    writeln!(out, "  nodes: {}", list(&stats.nodes_by_kind))?;
+    writeln!(out, "  edges: {}", list(&stats.edges_by_kind))?;
+    writeln!(
+        out,
+        "  {} laws, {} topics with centroids",
+        graph.laws.len(),
+        graph
+            .topics
+            .iter()
+            .filter(|t| !t.centroid.is_empty())
+            .count()
+    )?;
+    Ok(())
+}

@@ -1,0 +1,56 @@
+//! What the `coal` test binaries share: running the binary, reading its output.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs `coal` with the real embedding model and no store or corpus from the environment.
+pub fn coal(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_coal"))
+        .args(args)
+        .env_remove("COAL_STORE")
+        .env_remove("COAL_CORPUS")
+        .env(
+            "COAL_MODEL",
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/models/e5-small-q4.bin"),
+        )
+        .output()
+        .unwrap()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fixture folder of this crate's tests.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// `coal build` of a corpus folder into `store`; must succeed.
+pub fn build(store: &Path, corpus: &Path) {
+    let out = coal(&[
+        "build",
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// `coal ask --json --explain`; must succeed.
+pub fn ask_json(store: &str, extra: &[&str], question: &str) -> serde_json::Value {
+    let mut args = vec!["ask", "--store", store, "--json", "--explain"];
+    args.extend_from_slice(extra);
+    args.push(question);
+    let out = coal(&args);
+    assert!(out.status.success(), "{question}: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}

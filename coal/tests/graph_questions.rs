@@ -1,0 +1,121 @@
+//! Questions the graph tiers must survive, on small fixture statutes: a law the store does
+//! not hold, an impossible date, a question that links nothing, a law without divisions, a
+//! chapter of one article, a cycle of citations, a concept defined by two laws.
+
+mod common;
+
+use common::{ask_json, build, coal, fixture, stderr};
+
+fn store(dir: &std::path::Path) -> String {
+    let s = dir.join("store");
+    build(&s, &fixture("graph"));
+    s.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_law_the_store_does_not_hold_and_an_impossible_date_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    let out = coal(&[
+        "ask",
+        "--store",
+        &s,
+        "中华人民共和国火星殖民法第三条的内容是什么？",
+    ]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("《中华人民共和国火星殖民法》"), "{err}");
+    assert!(err.contains("not a law of this store"), "{err}");
+    // Named in passing, an unknown law is warned about, and the question answered.
+    let out = coal(&[
+        "ask",
+        "--store",
+        &s,
+        "按照《火星殖民法》，用人单位要安排劳动者休息吗？",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("《火星殖民法》 is not a law of this store"),
+        "{}",
+        stderr(&out)
+    );
+    for (date, why) in [
+        ("2020-13-45", "no month 13"),
+        ("2023-02-29", "has 28 days"),
+        ("20200101", "YYYY-MM-DD"),
+    ] {
+        let out = coal(&["ask", "--store", &s, "--as-of", date, "劳动者休息"]);
+        assert!(!out.status.success(), "{date}");
+        assert!(
+            stderr(&out).contains("impossible") && stderr(&out).contains(why),
+            "{date}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn awkward_graphs_and_questions_get_a_tier_a_trace_and_an_answer_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    let questions = [
+        // links nothing in the graph
+        "今天晚饭吃什么好？",
+        // a law without divisions
+        "家政服务机构拖欠报酬怎么办？",
+        // a chapter of one article (第三章 法律责任)
+        "用人单位不安排休息休假要承担什么法律责任？",
+        // 第二条 and 第三条 cite each other
+        "劳动者每周休息几天，休息时间怎么安排？",
+        // 劳动者 is defined by both laws
+        "什么是劳动者？",
+    ];
+    for q in questions {
+        for extra in [&[][..], &["--tier", "3"][..], &["--tier", "4"][..]] {
+            let a = ask_json(&s, extra, q);
+            let tier = a["tier"].as_u64().unwrap();
+            assert!((1..=4).contains(&tier), "{q}: {a}");
+            assert!(
+                a["trace"]["complexity"].is_object() || a["kind"] != "applicable_articles",
+                "{q}: {a}"
+            );
+            let answer = a["answer"].as_str().unwrap();
+            assert!(!answer.is_empty(), "{q}");
+            if a["citations"].as_array().unwrap().is_empty() {
+                assert_eq!(answer, "没有找到可适用的条文。", "{q}: {a}");
+            }
+        }
+    }
+    // The question that links nothing says so when a graph tier answers it.
+    let a = ask_json(&s, &["--tier", "3"], questions[0]);
+    let warnings = a["warnings"].to_string();
+    assert!(warnings.contains("links to no node of the graph"), "{a}");
+    // The concept defined by two laws links both definitions.
+    let a = ask_json(&s, &["--tier", "3"], questions[4]);
+    let concepts: Vec<&serde_json::Value> = a["trace"]["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["kind"] == "concept")
+        .collect();
+    assert_eq!(concepts.len(), 2, "{a}");
+    // The cycle is walked without looping: both articles of it are reached.
+    let a = ask_json(&s, &["--tier", "3"], questions[3]);
+    let ranked = a["trace"]["ranked"].to_string();
+    assert!(ranked.contains("art_2") && ranked.contains("art_3"), "{a}");
+    // --explain prints the links and paths.
+    let out = coal(&[
+        "ask",
+        "--store",
+        &s,
+        "--tier",
+        "3",
+        "--explain",
+        questions[3],
+    ]);
+    let text = common::stdout(&out);
+    assert!(
+        text.contains("links to the graph:") && text.contains("graph paths:"),
+        "{text}"
+    );
+}

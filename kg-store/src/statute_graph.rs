@@ -1,0 +1,707 @@
+//! The statute graph the query side walks, extracted once at build time from the build's
+//! own RDF graph and stored beside the indexes (`statute-graph.json`), so that `ask`
+//! starts in milliseconds instead of running the same SPARQL joins at every start.
+//!
+//! It holds the current version of every law with its whole hierarchy (law → 编 → 分编 →
+//! 章 → 节 → 条 → 款 → 项), citations at paragraph/item precision, concepts with the
+//! articles that define and mention them and the entities they were fused into, the topic
+//! clusters and domains with their labels, summaries and centroids, override clauses
+//! (另有规定 / 以本法为准) and what they defer to, every version of every law with its
+//! validity and succession, and the triples an LLM extracted. Node IRIs are not stored
+//! whole: a node keeps the last segment of its IRI and its parent, and the query side
+//! rebuilds IRIs when it needs them (a tenth of the memory on the whole corpus).
+//!
+//! Architecture invariant: this is a projection of the RDF graph, nothing more. Every
+//! node and edge here comes from a SPARQL query over the build's store, so the query
+//! side reads what the build wrote and SPARQL users see the same graph.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use oxigraph::model::Term;
+use serde::{Deserialize, Serialize};
+
+use crate::{GraphBackend, Result, SparqlOutput, StoreError};
+
+pub const FILE_NAME: &str = "statute-graph.json";
+
+/// Bumped when the file's meaning changes; an older file is re-extracted with SPARQL.
+pub const FORMAT: u32 = 1;
+
+/// A node of the hierarchy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    /// The current version of a law (its IRI is the version IRI).
+    Law,
+    /// 编
+    Part,
+    /// 分编
+    SubPart,
+    /// 章
+    Chapter,
+    /// 节
+    Section,
+    /// 附则 and other unnumbered divisions, 附件.
+    Division,
+    /// 条
+    Article,
+    /// 款
+    Paragraph,
+    /// 项
+    Item,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HierarchyNode {
+    pub kind: NodeKind,
+    /// Index of the containing node (`None` for a law).
+    pub parent: Option<u32>,
+    /// Index into `laws`.
+    pub law: u32,
+    /// The IRI's last segment (`art_47`, `par_2`, `chp_4`); a law's whole version IRI.
+    /// An article's IRI is its law version's IRI plus this segment (articles are named
+    /// below the version, not below their chapter); other nodes' are their parent's.
+    pub segment: String,
+    /// 第四章, 第四十七条, （一）; empty for paragraphs.
+    pub label: String,
+    /// A division's heading (劳动合同的解除和终止).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub heading: String,
+    /// Position among its parent's children (1-based), or the paragraph/item number.
+    pub order: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LawRecord {
+    pub work_iri: String,
+    pub version_iri: String,
+    pub short_name: String,
+    pub title: String,
+    pub version_date: Option<String>,
+    /// The first folder of the law's source file (社会法, 民法商法, …).
+    pub folder: String,
+    /// Its node in `nodes`.
+    pub node: u32,
+}
+
+/// Every version of every law (not only the current one) with its validity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VersionEntry {
+    pub iri: String,
+    /// The law's work IRI.
+    pub work: String,
+    pub valid_from: Option<String>,
+    pub valid_until: Option<String>,
+    /// The version this one replaced (coal:supersedes).
+    #[serde(default)]
+    pub supersedes: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConceptRecord {
+    pub iri: String,
+    pub label: String,
+    /// skos:altLabel (the long form of a 以下简称).
+    #[serde(default)]
+    pub alt_labels: Vec<String>,
+    /// Index into `laws` (the law that defines it).
+    pub law: u32,
+    /// Article nodes that define it.
+    pub defined_by: Vec<u32>,
+    /// Article nodes that mention it.
+    pub mentioned_by: Vec<u32>,
+    /// Index into `entities`: the entity it was fused into.
+    pub entity: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EntityRecord {
+    pub iri: String,
+    pub label: String,
+    #[serde(default)]
+    pub alt_labels: Vec<String>,
+}
+
+/// A topic cluster (articles) or a domain (topics), from the build's GMM clustering.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterRecord {
+    pub iri: String,
+    pub label: String,
+    #[serde(default)]
+    pub summary: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TopicRecord {
+    pub cluster: ClusterRecord,
+    /// Index into `domains` (skos:broader).
+    pub domain: Option<u32>,
+    /// Unit mean embedding of its articles (empty when the build did not record it).
+    #[serde(default)]
+    pub centroid: Vec<f32>,
+    /// Article nodes in the topic (coal:inDomain).
+    pub articles: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClauseKind {
+    /// 另有规定的，依照其规定: the provision yields to another rule.
+    Defers,
+    /// 以本法为准: the law prevails.
+    Prevails,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClauseRecord {
+    pub iri: String,
+    /// The paragraph or item node that states it.
+    pub provision: u32,
+    pub kind: ClauseKind,
+    /// The words naming what it defers to or prevails over (法律、行政法规).
+    #[serde(default)]
+    pub subject: String,
+    pub text: String,
+}
+
+/// An LLM-extracted (subject, relation, object) triple of a provision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TripleRecord {
+    pub provision: u32,
+    pub subject: String,
+    pub relation: String,
+    pub object: String,
+    pub extracted_by: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatuteGraphData {
+    pub format: u32,
+    pub laws: Vec<LawRecord>,
+    pub nodes: Vec<HierarchyNode>,
+    /// (citing provision, cited node): a paragraph or item (an article when the
+    /// reference sits in no 款) to an article, paragraph, item or law node.
+    pub cites: Vec<(u32, u32)>,
+    pub concepts: Vec<ConceptRecord>,
+    pub entities: Vec<EntityRecord>,
+    pub topics: Vec<TopicRecord>,
+    pub domains: Vec<ClusterRecord>,
+    pub clauses: Vec<ClauseRecord>,
+    /// (article node, law it yields to), from coal:defersTo.
+    pub defers_to: Vec<(u32, u32)>,
+    pub versions: Vec<VersionEntry>,
+    pub triples: Vec<TripleRecord>,
+}
+
+/// A topic's centroid, by topic IRI, handed over by the build (the RDF graph has the
+/// clusters but not the vectors).
+pub type Centroids = HashMap<String, Vec<f32>>;
+
+fn rows(g: &dyn GraphBackend, q: &str) -> Result<Vec<Vec<String>>> {
+    let SparqlOutput::Solutions { rows, .. } = g.query(q)? else {
+        unreachable!("a SELECT query returns solutions")
+    };
+    Ok(rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|t| match t {
+                    Some(Term::Literal(l)) => l.value().to_owned(),
+                    Some(Term::NamedNode(n)) => n.as_str().to_owned(),
+                    _ => String::new(),
+                })
+                .collect()
+        })
+        .collect())
+}
+
+/// `…/art_47/par_2/pnt_1` → `…/art_47`.
+pub fn article_of(provision: &str) -> &str {
+    match provision.find("/par_") {
+        Some(i) => &provision[..i],
+        None => provision,
+    }
+}
+
+const LATEST: &str = "FILTER NOT EXISTS { ?newer coal:supersedes ?v }";
+
+fn some(s: &str) -> Option<String> {
+    (!s.is_empty()).then(|| s.to_owned())
+}
+
+fn node_kind(class: &str) -> Option<NodeKind> {
+    Some(match class.rsplit('#').next()? {
+        "Part" => NodeKind::Part,
+        "SubPart" => NodeKind::SubPart,
+        "Chapter" => NodeKind::Chapter,
+        "Section" => NodeKind::Section,
+        "Appendix" | "Division" | "Preamble" => NodeKind::Division,
+        _ => return None,
+    })
+}
+
+/// The part of `iri` after `parent` and a slash; the whole IRI when it is not below it.
+fn segment_below(iri: &str, parent: &str) -> String {
+    iri.strip_prefix(parent)
+        .and_then(|s| s.strip_prefix('/'))
+        .unwrap_or(iri)
+        .to_owned()
+}
+
+/// Builds the snapshot while the queries come in: node IRIs are known only here.
+struct Extraction {
+    data: StatuteGraphData,
+    index: HashMap<String, u32>,
+    law_of_version: HashMap<String, u32>,
+}
+
+impl Extraction {
+    fn add_node(&mut self, iri: &str, node: HierarchyNode) -> u32 {
+        let n = self.data.nodes.len() as u32;
+        self.data.nodes.push(node);
+        self.index.insert(iri.to_owned(), n);
+        n
+    }
+
+    fn laws(&mut self, g: &dyn GraphBackend) -> Result<()> {
+        for r in rows(
+            g,
+            &format!(
+                "SELECT ?v ?w ?short ?title ?date (SAMPLE(?file) AS ?f) WHERE {{
+                   ?v a coal:LawVersion ; coal:versionOf ?w ; coal:shortName ?short ;
+                      coal:title ?title ; coal:sourceFile ?file .
+                   OPTIONAL {{ ?v coal:versionDate ?date }} {LATEST} }}
+                 GROUP BY ?v ?w ?short ?title ?date ORDER BY ?v"
+            ),
+        )? {
+            let law = self.data.laws.len() as u32;
+            let node = self.add_node(
+                &r[0],
+                HierarchyNode {
+                    kind: NodeKind::Law,
+                    parent: None,
+                    law,
+                    segment: r[0].clone(),
+                    label: r[2].clone(),
+                    heading: String::new(),
+                    order: 0,
+                },
+            );
+            self.law_of_version.insert(r[0].clone(), law);
+            self.data.laws.push(LawRecord {
+                version_iri: r[0].clone(),
+                work_iri: r[1].clone(),
+                short_name: r[2].clone(),
+                title: r[3].clone(),
+                version_date: some(&r[4]),
+                folder: r[5].split('/').next().unwrap_or_default().to_owned(),
+                node,
+            });
+        }
+        Ok(())
+    }
+
+    /// Divisions, parents before children (a division's IRI extends its parent's).
+    fn divisions(&mut self, g: &dyn GraphBackend) -> Result<()> {
+        let mut found = rows(
+            g,
+            &format!(
+                "SELECT ?d ?parent ?class ?v ?order ?label ?heading WHERE {{
+                   ?d coal:inLaw ?v ; a ?class ; coal:order ?order . ?parent coal:contains ?d .
+                   VALUES ?class {{ coal:Part coal:SubPart coal:Chapter coal:Section coal:Appendix coal:Division coal:Preamble }}
+                   OPTIONAL {{ ?d coal:label ?label }} OPTIONAL {{ ?d coal:heading ?heading }} {LATEST} }}"
+            ),
+        )?;
+        // Shorter IRIs first: a parent's IRI is a prefix of its children's.
+        found.sort_by(|a, b| a[0].len().cmp(&b[0].len()).then_with(|| a[0].cmp(&b[0])));
+        for r in found {
+            let (Some(&law), Some(&parent), Some(kind)) = (
+                self.law_of_version.get(&r[3]),
+                self.index.get(&r[1]),
+                node_kind(&r[2]),
+            ) else {
+                continue;
+            };
+            let segment = segment_below(&r[0], &r[1]);
+            self.add_node(
+                &r[0],
+                HierarchyNode {
+                    kind,
+                    parent: Some(parent),
+                    law,
+                    segment,
+                    label: r[5].clone(),
+                    heading: r[6].clone(),
+                    order: r[4].parse().unwrap_or(0),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    fn articles(&mut self, g: &dyn GraphBackend) -> Result<()> {
+        for r in rows(
+            g,
+            &format!(
+                "SELECT ?a ?v ?parent ?order ?label WHERE {{ ?a a coal:Article ; coal:inLaw ?v ;
+                   coal:order ?order ; coal:label ?label . ?parent coal:contains ?a . {LATEST} }}
+                 ORDER BY ?a"
+            ),
+        )? {
+            let (Some(&law), Some(&parent)) =
+                (self.law_of_version.get(&r[1]), self.index.get(&r[2]))
+            else {
+                continue;
+            };
+            let segment = segment_below(&r[0], &r[1]);
+            self.add_node(
+                &r[0],
+                HierarchyNode {
+                    kind: NodeKind::Article,
+                    parent: Some(parent),
+                    law,
+                    segment,
+                    label: r[4].clone(),
+                    heading: String::new(),
+                    order: r[3].parse().unwrap_or(0),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    fn provisions(&mut self, g: &dyn GraphBackend) -> Result<()> {
+        let paragraphs = rows(
+            g,
+            &format!(
+                "SELECT ?p ?a ?n WHERE {{ ?a a coal:Article ; coal:inLaw ?v ; coal:contains ?p .
+                   ?p coal:number ?n . {LATEST} }} ORDER BY ?p"
+            ),
+        )?;
+        let items = rows(
+            g,
+            &format!(
+                "SELECT ?i ?p ?n ?label WHERE {{ ?a a coal:Article ; coal:inLaw ?v ; coal:contains ?p .
+                   ?p coal:contains ?i . ?i coal:number ?n . OPTIONAL {{ ?i coal:label ?label }} {LATEST} }}
+                 ORDER BY ?i"
+            ),
+        )?;
+        for (list, kind) in [(paragraphs, NodeKind::Paragraph), (items, NodeKind::Item)] {
+            for r in list {
+                let Some(&parent) = self.index.get(&r[1]) else {
+                    continue;
+                };
+                let law = self.data.nodes[parent as usize].law;
+                let segment = segment_below(&r[0], &r[1]);
+                self.add_node(
+                    &r[0],
+                    HierarchyNode {
+                        kind,
+                        parent: Some(parent),
+                        law,
+                        segment,
+                        label: r.get(3).cloned().unwrap_or_default(),
+                        heading: String::new(),
+                        order: r[2].parse().unwrap_or(0),
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Citations from the provision that holds each reference to what it resolved to.
+    fn citations(&mut self, g: &dyn GraphBackend) -> Result<()> {
+        let mut cites = Vec::new();
+        for r in rows(
+            g,
+            "SELECT DISTINCT ?from ?to WHERE { ?r a coal:Reference ; coal:fromProvision ?from ;
+               coal:refersTo ?to }",
+        )? {
+            let Some(&from) = self.index.get(&r[0]) else {
+                continue;
+            };
+            // A target in an older version or outside the store is not walked.
+            let to = self
+                .index
+                .get(&r[1])
+                .or_else(|| self.index.get(article_of(&r[1])))
+                .copied();
+            if let Some(to) = to
+                && to != from
+            {
+                cites.push((from, to));
+            }
+        }
+        cites.sort_unstable();
+        cites.dedup();
+        self.data.cites = cites;
+        Ok(())
+    }
+
+    fn concepts(&mut self, g: &dyn GraphBackend) -> Result<()> {
+        let mut entities: HashMap<String, u32> = HashMap::new();
+        for r in rows(
+            g,
+            "SELECT ?e ?label (GROUP_CONCAT(?alt; separator=\"\\u001f\") AS ?alts) WHERE {
+               ?e a coal:Entity ; skos:prefLabel ?label . OPTIONAL { ?e skos:altLabel ?alt } }
+             GROUP BY ?e ?label ORDER BY ?e",
+        )? {
+            entities.insert(r[0].clone(), self.data.entities.len() as u32);
+            self.data.entities.push(EntityRecord {
+                iri: r[0].clone(),
+                label: r[1].clone(),
+                alt_labels: split_alts(&r[2]),
+            });
+        }
+        let mut concepts: HashMap<String, usize> = HashMap::new();
+        for r in rows(
+            g,
+            "SELECT ?c ?label ?entity (GROUP_CONCAT(?alt; separator=\"\\u001f\") AS ?alts) WHERE {
+               ?c a coal:Concept ; coal:label ?label .
+               OPTIONAL { ?c coal:fusedInto ?entity } OPTIONAL { ?c skos:altLabel ?alt } }
+             GROUP BY ?c ?label ?entity ORDER BY ?c",
+        )? {
+            concepts.insert(r[0].clone(), self.data.concepts.len());
+            self.data.concepts.push(ConceptRecord {
+                iri: r[0].clone(),
+                label: r[1].clone(),
+                alt_labels: split_alts(&r[3]),
+                law: u32::MAX,
+                defined_by: Vec::new(),
+                mentioned_by: Vec::new(),
+                entity: entities.get(&r[2]).copied(),
+            });
+        }
+        for r in rows(
+            g,
+            "SELECT ?a ?p ?c WHERE { VALUES ?p { coal:defines coal:mentions } ?a ?p ?c .
+               ?c a coal:Concept } ORDER BY ?c ?a",
+        )? {
+            let (Some(&a), Some(&c)) = (self.index.get(&r[0]), concepts.get(&r[2])) else {
+                continue;
+            };
+            let concept = &mut self.data.concepts[c];
+            if r[1].ends_with("#defines") {
+                concept.defined_by.push(a);
+            } else {
+                concept.mentioned_by.push(a);
+            }
+        }
+        // A concept's law: its defining article's (else the first mentioning one's); a
+        // concept of older versions only is not in the current graph.
+        let nodes = &self.data.nodes;
+        self.data
+            .concepts
+            .retain_mut(|c| match c.defined_by.first().or(c.mentioned_by.first()) {
+                Some(&a) => {
+                    c.law = nodes[a as usize].law;
+                    true
+                }
+                None => false,
+            });
+        Ok(())
+    }
+
+    fn clusters(&mut self, g: &dyn GraphBackend, centroids: &Centroids) -> Result<()> {
+        let mut domains: HashMap<String, u32> = HashMap::new();
+        let mut topics: HashMap<String, usize> = HashMap::new();
+        let clusters = rows(
+            g,
+            "SELECT ?d ?label ?summary ?broader WHERE { ?d a coal:Domain ; coal:label ?label .
+               OPTIONAL { ?d coal:summary ?summary } OPTIONAL { ?d skos:broader ?broader } }
+             ORDER BY ?d",
+        )?;
+        for r in clusters.iter().filter(|r| r[3].is_empty()) {
+            domains.insert(r[0].clone(), self.data.domains.len() as u32);
+            self.data.domains.push(ClusterRecord {
+                iri: r[0].clone(),
+                label: r[1].clone(),
+                summary: some(&r[2]),
+            });
+        }
+        for r in clusters.iter().filter(|r| !r[3].is_empty()) {
+            topics.insert(r[0].clone(), self.data.topics.len());
+            self.data.topics.push(TopicRecord {
+                cluster: ClusterRecord {
+                    iri: r[0].clone(),
+                    label: r[1].clone(),
+                    summary: some(&r[2]),
+                },
+                domain: domains.get(&r[3]).copied(),
+                centroid: centroids.get(&r[0]).cloned().unwrap_or_default(),
+                articles: Vec::new(),
+            });
+        }
+        for r in rows(
+            g,
+            "SELECT ?a ?t WHERE { ?a a coal:Article ; coal:inDomain ?t } ORDER BY ?t ?a",
+        )? {
+            if let (Some(&a), Some(&t)) = (self.index.get(&r[0]), topics.get(&r[1])) {
+                self.data.topics[t].articles.push(a);
+            }
+        }
+        Ok(())
+    }
+
+    fn clauses(&mut self, g: &dyn GraphBackend) -> Result<()> {
+        for r in rows(
+            g,
+            "SELECT ?c ?p ?kind ?subject ?text WHERE { ?c a coal:OverrideClause ;
+               coal:fromProvision ?p ; coal:clauseKind ?kind ; coal:rawText ?text .
+               OPTIONAL { ?c coal:subjectText ?subject } } ORDER BY ?c",
+        )? {
+            let Some(&provision) = self.index.get(&r[1]) else {
+                continue;
+            };
+            self.data.clauses.push(ClauseRecord {
+                iri: r[0].clone(),
+                provision,
+                kind: if r[2] == "prevails" {
+                    ClauseKind::Prevails
+                } else {
+                    ClauseKind::Defers
+                },
+                subject: r[3].clone(),
+                text: r[4].clone(),
+            });
+        }
+        let law_of_work: HashMap<&str, u32> = self
+            .data
+            .laws
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.work_iri.as_str(), i as u32))
+            .collect();
+        for r in rows(
+            g,
+            "SELECT ?a ?v ?w WHERE { ?a coal:defersTo ?v . OPTIONAL { ?v coal:versionOf ?w } }
+             ORDER BY ?a ?v",
+        )? {
+            // The deferred-to law, in whichever version the build resolved: its current one.
+            let law = self
+                .law_of_version
+                .get(&r[1])
+                .or_else(|| law_of_work.get(r[2].as_str()))
+                .copied();
+            if let (Some(&a), Some(law)) = (self.index.get(&r[0]), law) {
+                self.data.defers_to.push((a, law));
+            }
+        }
+        self.data.defers_to.dedup();
+        Ok(())
+    }
+
+    fn triples(&mut self, g: &dyn GraphBackend) -> Result<()> {
+        for r in rows(
+            g,
+            "SELECT ?p ?s ?rel ?o ?by WHERE { ?t a coal:ExtractedTriple ; coal:fromProvision ?p ;
+               coal:tripleSubject ?s ; coal:tripleRelation ?rel ; coal:tripleObject ?o .
+               OPTIONAL { ?t coal:extractedBy ?by } } ORDER BY ?t",
+        )? {
+            if let Some(&provision) = self.index.get(&r[0]) {
+                self.data.triples.push(TripleRecord {
+                    provision,
+                    subject: r[1].clone(),
+                    relation: r[2].clone(),
+                    object: r[3].clone(),
+                    extracted_by: r[4].clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn split_alts(s: &str) -> Vec<String> {
+    let mut v: Vec<String> = s
+        .split('\u{1f}')
+        .filter(|x| !x.is_empty())
+        .map(str::to_owned)
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+impl StatuteGraphData {
+    /// Extracts the graph with SPARQL (current versions; every version's validity).
+    /// `centroids` are the topic vectors the build computed (empty: none recorded).
+    pub fn extract(g: &dyn GraphBackend, centroids: &Centroids) -> Result<StatuteGraphData> {
+        let mut x = Extraction {
+            data: StatuteGraphData {
+                format: FORMAT,
+                ..Default::default()
+            },
+            index: HashMap::new(),
+            law_of_version: HashMap::new(),
+        };
+        x.laws(g)?;
+        x.divisions(g)?;
+        x.articles(g)?;
+        x.provisions(g)?;
+        x.citations(g)?;
+        x.concepts(g)?;
+        x.clusters(g, centroids)?;
+        x.clauses(g)?;
+        x.triples(g)?;
+        x.data.versions = Self::extract_versions(g)?;
+        Ok(x.data)
+    }
+
+    /// Every law version with its validity and the version it supersedes.
+    pub fn extract_versions(g: &dyn GraphBackend) -> Result<Vec<VersionEntry>> {
+        Ok(rows(
+            g,
+            "SELECT ?v ?w ?from ?until ?old WHERE { ?v a coal:LawVersion ; coal:versionOf ?w .
+               OPTIONAL { ?v coal:validFrom ?from } OPTIONAL { ?v coal:validUntil ?until }
+               OPTIONAL { ?v coal:supersedes ?old } }
+             ORDER BY ?v",
+        )?
+        .into_iter()
+        .map(|r| VersionEntry {
+            iri: r[0].clone(),
+            work: r[1].clone(),
+            valid_from: some(&r[2]),
+            valid_until: some(&r[3]),
+            supersedes: some(&r[4]),
+        })
+        .collect())
+    }
+
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let path = dir.join(FILE_NAME);
+        let json = serde_json::to_vec(self).map_err(|e| StoreError::Serialize(e.to_string()))?;
+        std::fs::write(&path, json).map_err(|e| StoreError::io(&path, e))
+    }
+
+    /// `None` when the build has no such file, or one of an older format.
+    pub fn read(dir: &Path) -> Result<Option<StatuteGraphData>> {
+        let path = dir.join(FILE_NAME);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(StoreError::io(&path, e)),
+        };
+        let data: StatuteGraphData = serde_json::from_slice(&bytes)
+            .map_err(|e| StoreError::Serialize(format!("{}: {e}", path.display())))?;
+        Ok((data.format == FORMAT).then_some(data))
+    }
+
+    /// The IRI of node `n`.
+    pub fn iri(&self, n: u32) -> String {
+        let node = &self.nodes[n as usize];
+        match (node.kind, node.parent) {
+            (NodeKind::Law, _) | (_, None) => node.segment.clone(),
+            (NodeKind::Article, _) => format!(
+                "{}/{}",
+                self.laws[node.law as usize].version_iri, node.segment
+            ),
+            (_, Some(p)) if !node.segment.starts_with("http") => {
+                format!("{}/{}", self.iri(p), node.segment)
+            }
+            _ => node.segment.clone(),
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! Tier 3, graph retrieval: the question's links and its best text matches are seeds in
+//! the statute graph; bounded shortest paths from them reach articles through chapters
+//! and sections, citations, concepts, entities, topics and deferrals, and every article
+//! is scored by
+//!
+//! score(a) = text(a) + w_path·mm(path(a)) + w_heading·heading(a)
+//!
+//! where text(a) is tier 2's re-ranking with the dense signal taken at 款 level (an
+//! article's similarity blended with its best 款's, so an article whose one 款 answers the
+//! question is not drowned by its others), path(a) the evidence
+//! the seeds send along the paths that reach it (Σ seed weight · e^(−cost)), and
+//! heading(a) the strength of a linked heading above it (第十六章 保理合同). Dense and BM25
+//! are one signal among these; the graph brings in articles no list had.
+
+use std::collections::HashMap;
+
+use super::Engine;
+use super::answer::ExplainedPath;
+use super::retrieval::Retrieval;
+use super::tiers::{Ranked, Ranking};
+use crate::graph::NodeId;
+use crate::graph::paths::{Bounds, Scratch, ShortestPaths, describe};
+use crate::link::{Link, LinkKind};
+use crate::retrieve::{HYBRID_CANDIDATES, Hit};
+
+/// Text matches that seed the walk besides the question's links.
+const ANCHORS: usize = 5;
+/// Candidates the tier scores at most.
+const CANDIDATES: usize = 200;
+/// Paths explained in the trace.
+const EXPLAINED: usize = 10;
+
+/// A seed of the walk: where it starts and how much evidence it sends.
+struct Seed {
+    node: NodeId,
+    weight: f64,
+    /// The link it comes from (`None`: a text anchor).
+    link: Option<LinkKind>,
+    name: String,
+}
+
+/// The 款-level dense list: each article's similarity blended with its best 款's,
+/// (1 − λ)·article + λ·max(article, best 款) (an article found only through a 款 counts
+/// that 款 for both).
+pub(crate) fn paragraph_level_dense(r: &Retrieval, lambda: f64) -> Vec<Hit> {
+    let mut article: HashMap<&str, f32> = HashMap::new();
+    for h in &r.dense {
+        article.insert(h.iri.as_str(), h.score);
+    }
+    let mut paragraph: HashMap<&str, f32> = HashMap::new();
+    for p in &r.paragraphs {
+        let e = paragraph.entry(p.article.as_str()).or_insert(f32::MIN);
+        *e = e.max(p.score);
+    }
+    let lambda = lambda as f32;
+    let mut out: Vec<Hit> = article
+        .keys()
+        .chain(paragraph.keys())
+        .copied()
+        .collect::<std::collections::BTreeSet<&str>>()
+        .into_iter()
+        .map(|iri| {
+            let p = paragraph.get(iri).copied();
+            let a = article.get(iri).copied().or(p).unwrap_or(0.0);
+            let best = p.map_or(a, |p| a.max(p));
+            let score = (1.0 - lambda) * a + lambda * best;
+            Hit {
+                iri: iri.to_owned(),
+                score,
+                bm25: None,
+                dense: Some(score),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+    out.truncate(HYBRID_CANDIDATES);
+    out
+}
+
+impl Engine {
+    pub(crate) fn graph_tier(&self, r: &Retrieval, links: &[Link], _question: &str) -> Ranking {
+        let g = &self.graph;
+        let cfg = &self.cfg;
+        let dense = paragraph_level_dense(r, cfg.graph_paragraph);
+        let text = crate::rerank::rerank(&dense, &r.bm25, &r.bigram, Some(g), cfg);
+        let mut seeds: Vec<Seed> = links
+            .iter()
+            .map(|l| Seed {
+                node: l.node,
+                weight: l.weight * link_weight(l.kind),
+                link: Some(l.kind),
+                name: l.name.clone(),
+            })
+            .collect();
+        for h in text.iter().take(ANCHORS) {
+            if let Some(n) = g.get(&h.iri) {
+                seeds.push(Seed {
+                    node: n,
+                    weight: h.score as f64,
+                    link: None,
+                    name: format!("text match {}", g.display(n)),
+                });
+            }
+        }
+        let bounds = Bounds {
+            max_cost: cfg.graph_max_cost,
+            max_nodes: cfg.graph_max_nodes,
+            fan_out_penalty: cfg.graph_fan_out_penalty,
+        };
+        let mut scratch = Scratch::new(g);
+        let searches: Vec<ShortestPaths> = seeds
+            .iter()
+            .map(|s| ShortestPaths::from(g, s.node, bounds, &mut scratch))
+            .collect();
+        // A linked heading vouches for the articles below it.
+        let mut heading: HashMap<NodeId, f64> = HashMap::new();
+        for l in links.iter().filter(|l| l.kind == LinkKind::Heading) {
+            for a in g.articles_below(l.node) {
+                let h = heading.entry(a).or_default();
+                *h = h.max(l.weight);
+            }
+        }
+        // Evidence per article, and its best path (from a link first, else an anchor).
+        let mut evidence: HashMap<NodeId, f64> = HashMap::new();
+        let mut best_path: HashMap<NodeId, (bool, f64, usize)> = HashMap::new();
+        for (si, (seed, paths)) in seeds.iter().zip(&searches).enumerate() {
+            for (n, cost) in paths.reached() {
+                if !g.is_article(n) || n == seed.node && seed.link.is_none() {
+                    continue;
+                }
+                *evidence.entry(n).or_default() += seed.weight * (-cost).exp();
+                let from_link = seed.link.is_some();
+                let better = match best_path.get(&n) {
+                    None => true,
+                    Some(&(l, c, _)) => (from_link, -cost) > (l, -c),
+                };
+                if better {
+                    best_path.insert(n, (from_link, cost, si));
+                }
+            }
+        }
+        // Candidates: the text ranking's, then the articles the most evidence reached.
+        let mut candidates: Vec<NodeId> = Vec::new();
+        let mut text_score: HashMap<NodeId, f64> = HashMap::new();
+        for h in &text {
+            if let Some(n) = g.get(&h.iri) {
+                text_score.insert(n, h.score as f64);
+                candidates.push(n);
+            }
+        }
+        let mut reached: Vec<(NodeId, f64)> = evidence
+            .iter()
+            .filter(|(n, _)| !text_score.contains_key(n))
+            .map(|(&n, &e)| (n, e))
+            .collect();
+        reached.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        candidates.extend(
+            reached
+                .into_iter()
+                .take(CANDIDATES.saturating_sub(candidates.len()))
+                .map(|x| x.0),
+        );
+        let (lo, hi) = candidates
+            .iter()
+            .map(|n| evidence.get(n).copied().unwrap_or(0.0))
+            .fold((f64::MAX, f64::MIN), |(l, h), e| (l.min(e), h.max(e)));
+        let mm = |e: f64| if hi > lo { (e - lo) / (hi - lo) } else { 0.0 };
+        let mut scored: Vec<(NodeId, f64, f64)> = candidates
+            .iter()
+            .map(|&n| {
+                let e = evidence.get(&n).copied().unwrap_or(0.0);
+                let s = text_score.get(&n).copied().unwrap_or(0.0)
+                    + cfg.graph_path * mm(e)
+                    + cfg.graph_heading * heading.get(&n).copied().unwrap_or(0.0);
+                (n, s, e)
+            })
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut out = Ranking::default();
+        for &(n, s, _) in &scored {
+            let via = match best_path.get(&n) {
+                Some((true, ..)) => "graph path from the question",
+                _ if text_score.contains_key(&n) => "graph: 款-level text match",
+                _ => "graph neighbourhood",
+            };
+            out.ranked.push(Ranked {
+                iri: g.iri(n),
+                score: s,
+                via,
+            });
+        }
+        out.graph = scored
+            .iter()
+            .take(HYBRID_CANDIDATES)
+            .map(|&(n, s, e)| Hit {
+                iri: g.iri(n),
+                score: s as f32,
+                bm25: None,
+                dense: Some(e as f32),
+            })
+            .collect();
+        for &(n, ..) in scored.iter().take(EXPLAINED) {
+            let Some(&(_, cost, si)) = best_path.get(&n) else {
+                continue;
+            };
+            let Some(steps) = searches[si].path(n) else {
+                continue;
+            };
+            out.paths.push(ExplainedPath {
+                article: g.iri(n),
+                from: seeds[si].name.clone(),
+                path: describe(g, seeds[si].node, &steps),
+                cost,
+            });
+        }
+        out
+    }
+}
+
+/// How much evidence a link of each kind sends (a named article or law is explicit; a
+/// topic is a guess from the embedding).
+fn link_weight(kind: LinkKind) -> f64 {
+    match kind {
+        LinkKind::Article => 1.0,
+        LinkKind::Law => 0.5,
+        LinkKind::Concept | LinkKind::Entity | LinkKind::Term => 0.5,
+        LinkKind::Heading => 0.7,
+        LinkKind::Topic => 0.2,
+    }
+}

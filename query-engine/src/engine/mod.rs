@@ -1,0 +1,281 @@
+//! `ask`: the method as a chain of stages, each with a typed product and its part of the
+//! trace:
+//!
+//! analyse ([`analyse`]: clean, date, named laws and articles, decomposition) →
+//! lookup ([`lookup`]: "X法第N条的内容是什么" answered exactly) →
+//! retrieve ([`retrieval`]: BM25, bigram BM25, dense over articles and 款, hybrid,
+//! re-ranking) → route ([`route`]: graph links, Eq. 1–9, the tier) → tier ([`tiers`],
+//! [`graph_tier`], [`verify`]) → context ([`context_stage`]: score cliff, named articles) →
+//! answer ([`answer`]: extractive, or generated with checked citations).
+//!
+//! `eval` and `calibrate` call [`Engine::ask`], so they measure exactly these stages.
+
+mod analyse;
+mod answer;
+mod context_stage;
+mod graph_tier;
+mod lookup;
+mod retrieval;
+mod route;
+mod tiers;
+mod verify;
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Instant;
+
+use coal_models::Embedder;
+use kg_store::Store;
+
+use crate::QueryError;
+use crate::complexity::{EntityKind, Lexicon, QuestionType};
+use crate::graph::StatuteGraph;
+use crate::link::Linker;
+use crate::method::MethodConfig;
+use crate::retrieve::Retriever;
+
+pub use analyse::{MAX_QUESTION_CHARS, check_date};
+pub(crate) use answer::cite_line;
+pub use answer::{
+    Answer, AnswerKind, Citation, ContextArticle, Dropped, ExplainedPath, Kept, RANKED_KEPT, Trace,
+};
+pub use retrieval::PARAGRAPH_CANDIDATES;
+
+#[derive(Debug, Clone, Default)]
+pub struct AskOptions {
+    /// Skip routing and use this tier (1–4).
+    pub force_tier: Option<u8>,
+    /// Ablations: route on one side of Eq. 9 only.
+    pub without_intrinsic: bool,
+    pub without_consistency: bool,
+    /// Ablation: the top N of the hybrid list, no routing and no cliff.
+    pub fixed_top: Option<usize>,
+    /// Answer from the versions in force on this date (`YYYY-MM-DD`) instead of the latest.
+    pub as_of: Option<String>,
+}
+
+pub struct Engine {
+    retriever: Retriever,
+    graph: StatuteGraph,
+    linker: Linker,
+    lexicon: Lexicon,
+    cfg: MethodConfig,
+    /// Every version of every law (not only the latest), by version IRI.
+    validity: HashMap<String, lookup::Validity>,
+    chat: Option<Box<dyn coal_models::ChatModel>>,
+    /// How long loading the statute graph took, in milliseconds.
+    graph_load_ms: f64,
+}
+
+/// Times the stages of one question.
+struct Laps {
+    t: Instant,
+    timings: BTreeMap<String, f64>,
+}
+
+impl Laps {
+    fn start() -> Laps {
+        Laps {
+            t: Instant::now(),
+            timings: BTreeMap::new(),
+        }
+    }
+
+    fn lap(&mut self, name: &str) {
+        self.timings
+            .insert(name.to_owned(), self.t.elapsed().as_secs_f64() * 1e3);
+        self.t = Instant::now();
+    }
+}
+
+impl Engine {
+    pub fn open(
+        store: &Store,
+        embedder: Option<Box<dyn Embedder>>,
+        cfg: MethodConfig,
+    ) -> Result<Engine, QueryError> {
+        cfg.validate().map_err(QueryError::BadInput)?;
+        let retriever = Retriever::open(store, embedder)?;
+        let t = Instant::now();
+        let graph = StatuteGraph::new(store.statute_graph()?);
+        let graph_load_ms = t.elapsed().as_secs_f64() * 1e3;
+        let validity = lookup::validity_table(&graph.versions);
+        let linker = Linker::new(&graph);
+        // The rules' lexicon: law names, then concept and entity labels, each with the
+        // graph domain of what it names.
+        let mut lexicon = Lexicon::default();
+        for (i, l) in graph.laws.iter().enumerate() {
+            let domain = linker.law_domain(&graph, i);
+            lexicon.add(&l.short_name, EntityKind::Law, &l.short_name, &domain);
+            lexicon.add(&l.title, EntityKind::Law, &l.short_name, &domain);
+        }
+        let mut names: Vec<(&String, &Vec<crate::graph::NodeId>)> = graph.names.iter().collect();
+        names.sort();
+        for (label, nodes) in names {
+            let Some(&n) = nodes.first() else { continue };
+            if !matches!(
+                graph.kind(n),
+                crate::graph::NodeKind::Concept | crate::graph::NodeKind::Entity
+            ) {
+                continue;
+            }
+            let law = graph.law_name(n).unwrap_or_default().to_owned();
+            let domain = linker.domain_of(&graph, n).unwrap_or_default();
+            lexicon.add(label, EntityKind::Concept, &law, &domain);
+        }
+        Ok(Engine {
+            retriever,
+            graph,
+            linker,
+            lexicon,
+            cfg,
+            validity,
+            chat: None,
+            graph_load_ms,
+        })
+    }
+
+    /// Answers are written by this chat model from the context (checked citations);
+    /// without one they are extractive.
+    pub fn set_chat(&mut self, chat: Box<dyn coal_models::ChatModel>) {
+        self.chat = Some(chat);
+    }
+
+    pub fn config(&self) -> &MethodConfig {
+        &self.cfg
+    }
+
+    pub fn set_config(&mut self, cfg: MethodConfig) -> Result<(), QueryError> {
+        cfg.validate().map_err(QueryError::BadInput)?;
+        self.cfg = cfg;
+        Ok(())
+    }
+
+    /// Is `iri` an article of the store (any version)?
+    pub fn is_article(&self, iri: &str) -> bool {
+        matches!(self.retriever.article(iri), Ok(Some(_)))
+    }
+
+    /// The statute graph the graph tiers walk.
+    pub fn graph(&self) -> &StatuteGraph {
+        &self.graph
+    }
+
+    /// Milliseconds it took to load the statute graph at start-up.
+    pub fn graph_load_ms(&self) -> f64 {
+        self.graph_load_ms
+    }
+
+    /// Articles and concepts the graph tiers walk.
+    pub fn graph_size(&self) -> (usize, usize) {
+        let concepts = self
+            .graph
+            .stats
+            .nodes_by_kind
+            .get("concept")
+            .copied()
+            .unwrap_or(0);
+        (self.graph.article_count(), concepts)
+    }
+
+    pub fn ask(&self, question: &str, opts: &AskOptions) -> Result<Answer, QueryError> {
+        let mut laps = Laps::start();
+        let a = self.analyse(question, opts.as_of.as_deref())?;
+        laps.lap("intrinsic");
+        let mut trace = Trace {
+            decomposed_by: a.decomposed_by.clone(),
+            ..Trace::default()
+        };
+        if opts.force_tier.is_none() && opts.fixed_top.is_none() {
+            let lookup_trace = Trace {
+                timings_ms: laps.timings.clone(),
+                ..trace.clone()
+            };
+            if let Some(mut answer) = self.lookup(&a, lookup_trace) {
+                laps.lap("lookup");
+                answer.trace.timings_ms = laps.timings;
+                return Ok(answer);
+            }
+        }
+        let mut warnings = a.warnings.clone();
+        for m in &a.mentions {
+            let exists = self
+                .article_iri(m, a.as_of.as_deref())
+                .is_some_and(|iri| self.is_article(&iri));
+            if !exists {
+                warnings.push(format!(
+                    "《{}》 has no {} in the version {}",
+                    self.graph.laws[m.law].title,
+                    m.label,
+                    a.as_of
+                        .as_deref()
+                        .map(|d| format!("in force on {d}"))
+                        .unwrap_or_else(|| "in force".into())
+                ));
+            }
+        }
+        let r = self.retrieve(&a)?;
+        warnings.extend(self.retriever.bigram_warning());
+        for (name, ms) in &r.timings {
+            laps.timings.insert((*name).to_owned(), *ms);
+        }
+        laps.t = Instant::now();
+        let route = self.route(&a, &r, opts);
+        warnings.extend(route.warnings.iter().cloned());
+        laps.lap("consistency");
+        let tier = route.tier;
+        let ranking = self.rank(tier, opts.fixed_top, &r, &route.links, &a.question);
+        laps.lap("tier");
+        let (context, ranked) = self.context(&a, tier, &ranking.ranked, opts.fixed_top);
+        laps.lap("context");
+        let exists = |law: &str, label: &str| self.article_exists(law, label);
+        let written = answer::write(
+            self.chat.as_deref(),
+            &a.question,
+            context,
+            &exists,
+            &mut warnings,
+        );
+        if written.generated_by.is_some() {
+            laps.lap("generate");
+        }
+        let explicit = route
+            .links
+            .iter()
+            .any(|l| l.kind != crate::link::LinkKind::Topic);
+        if !explicit
+            && route.complexity.intrinsic.question_type != QuestionType::ArticleLookup
+            && tier >= 3
+        {
+            warnings.push(
+                "the question links to no node of the graph by name (law, article, concept, entity or heading); the graph tier walked from its best text matches and nearest topics only".into(),
+            );
+        }
+        let k = self.cfg.consistency_k;
+        trace.complexity = Some(route.complexity);
+        trace.links = route.links;
+        trace.removed_citations = written.removed;
+        trace.bm25 = r.bm25.into_iter().take(k).collect();
+        trace.bigram = r.bigram.into_iter().take(k).collect();
+        trace.dense = r.dense.into_iter().take(k).collect();
+        trace.paragraphs = r.paragraphs.into_iter().take(k).collect();
+        trace.hybrid = r.hybrid.into_iter().take(k).collect();
+        trace.reranked = r.reranked.into_iter().take(k).collect();
+        trace.graph = ranking.graph.into_iter().take(k).collect();
+        trace.paths = ranking.paths;
+        trace.dropped = ranking.dropped;
+        trace.kept = ranking.kept;
+        trace.ranked = ranked;
+        trace.timings_ms = laps.timings;
+        let mut answer = Answer::new(
+            a.question,
+            tier,
+            AnswerKind::ApplicableArticles,
+            written.answer,
+            written.context,
+            warnings,
+            trace,
+        );
+        answer.generated_by = written.generated_by;
+        Ok(answer)
+    }
+}

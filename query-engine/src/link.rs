@@ -1,0 +1,448 @@
+//! Question → graph linking: which nodes of the statute graph a question names or is
+//! about, each link with its evidence.
+//!
+//! - laws by name (title or short name, 中华人民共和国, brackets and spaces ignored);
+//! - articles named with their law (劳动合同法第四十七条);
+//! - concepts, fused entities and the terms of LLM triples by label or alternative label,
+//!   exactly (longest match first) or fuzzily (most of a label's character bigrams in one
+//!   clause of the question, in order: 劳动的合同 for 劳动合同 is not, 解除劳动合同 for
+//!   劳动合同解除 is);
+//! - divisions by heading (第十六章 保理合同 for a question about 保理), when the heading is
+//!   specific (a heading that dozens of laws share, 法律责任, links nothing);
+//! - topic clusters by the question's embedding against their centroids.
+//!
+//! The domains of what is linked (the top level of the build's clustering) are the
+//! question's D_aug (METHOD.md §3); without clusters, the laws' corpus folders.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use serde::Serialize;
+
+use crate::graph::{NodeId, NodeKind, StatuteGraph};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkKind {
+    Law,
+    Article,
+    Concept,
+    Entity,
+    Term,
+    Heading,
+    Topic,
+}
+
+/// One node the question links to.
+#[derive(Debug, Clone, Serialize)]
+pub struct Link {
+    pub kind: LinkKind,
+    #[serde(skip)]
+    pub node: NodeId,
+    pub iri: String,
+    /// How the node reads (《劳动合同法》, 第四章 劳动合同的解除和终止, 「用人单位」).
+    pub name: String,
+    /// Why it was linked.
+    pub evidence: String,
+    /// How strongly (1 for an exact name; the similarity otherwise).
+    pub weight: f64,
+    /// The graph domain of the node, when the build clustered articles.
+    pub domain: Option<String>,
+}
+
+/// Headings shared by more divisions than this are too generic to link (总则, 法律责任).
+const GENERIC_HEADING: usize = 8;
+/// A fuzzy link needs this share of the label's bigrams, in order, in one clause.
+const FUZZY_SHARE: f64 = 0.75;
+/// Topics linked by embedding, at most, and how close to the best one they must be.
+const TOPICS: usize = 2;
+const TOPIC_MARGIN: f32 = 0.01;
+
+/// What linking needs from the graph, indexed once at start-up.
+pub struct Linker {
+    /// Laws by [`coal_corpus::question_name`] of their short name and title.
+    pub law_names: HashMap<String, usize>,
+    pub longest_law_name: usize,
+    /// Concept, entity and term names (labels and alternative labels, two characters or
+    /// more) → nodes.
+    names: HashMap<String, Vec<NodeId>>,
+    longest_name: usize,
+    /// For fuzzy matches: names of three characters or more by their first bigram.
+    fuzzy: HashMap<(char, char), Vec<String>>,
+    /// Specific headings → their divisions.
+    headings: HashMap<String, Vec<NodeId>>,
+    /// Article → domain label, law → domain label (majority of its articles).
+    article_domain: HashMap<NodeId, u32>,
+    law_domain: Vec<Option<u32>>,
+    domain_labels: Vec<String>,
+}
+
+fn han(c: char) -> bool {
+    ('\u{4e00}'..='\u{9fff}').contains(&c)
+}
+
+impl Linker {
+    pub fn new(g: &StatuteGraph) -> Linker {
+        let mut law_names = HashMap::new();
+        for (i, l) in g.laws.iter().enumerate() {
+            law_names
+                .entry(coal_corpus::question_name(&l.short_name))
+                .or_insert(i);
+            law_names
+                .entry(coal_corpus::question_name(&l.title))
+                .or_insert(i);
+        }
+        let longest_law_name = law_names
+            .keys()
+            .map(|k| k.chars().count())
+            .max()
+            .unwrap_or(0);
+        let mut names: HashMap<String, Vec<NodeId>> = HashMap::new();
+        for (name, nodes) in &g.names {
+            if name.chars().count() >= 2 && !law_names.contains_key(name) {
+                names.entry(name.clone()).or_default().extend(nodes);
+            }
+        }
+        let longest_name = names.keys().map(|k| k.chars().count()).max().unwrap_or(0);
+        let mut fuzzy: HashMap<(char, char), Vec<String>> = HashMap::new();
+        for name in names.keys() {
+            let c: Vec<char> = name.chars().collect();
+            if c.len() >= 3 {
+                fuzzy.entry((c[0], c[1])).or_default().push(name.clone());
+            }
+        }
+        let mut by_heading: HashMap<String, Vec<NodeId>> = HashMap::new();
+        for n in g.graph.node_indices() {
+            if g.kind(n).is_division() {
+                let h = g.heading(n).trim();
+                if h.chars().filter(|&c| han(c)).count() >= 2 {
+                    by_heading.entry(h.to_owned()).or_default().push(n);
+                }
+            }
+        }
+        by_heading.retain(|_, v| v.len() <= GENERIC_HEADING);
+        // Domains: an article's is its topic's; a law's the most common of its articles'.
+        let mut domain_labels = Vec::new();
+        let mut domain_index: HashMap<NodeId, u32> = HashMap::new();
+        let mut article_domain = HashMap::new();
+        for t in &g.topics {
+            let Some(d) = t.domain else { continue };
+            let di = *domain_index.entry(d).or_insert_with(|| {
+                domain_labels.push(g.heading(d).to_owned());
+                domain_labels.len() as u32 - 1
+            });
+            for (a, kind) in g.steps(t.node) {
+                if kind == crate::graph::EdgeKind::TopicOf {
+                    article_domain.insert(a, di);
+                }
+            }
+        }
+        let mut votes: Vec<HashMap<u32, usize>> = vec![HashMap::new(); g.laws.len()];
+        for (&a, &d) in &article_domain {
+            if let Some(l) = votes.get_mut(g.node(a).law as usize) {
+                *l.entry(d).or_default() += 1;
+            }
+        }
+        let law_domain = votes
+            .into_iter()
+            .map(|v| {
+                v.into_iter()
+                    .max_by_key(|&(d, c)| (c, std::cmp::Reverse(d)))
+                    .map(|x| x.0)
+            })
+            .collect();
+        Linker {
+            law_names,
+            longest_law_name,
+            names,
+            longest_name,
+            fuzzy,
+            headings: by_heading,
+            article_domain,
+            law_domain,
+            domain_labels,
+        }
+    }
+
+    /// The graph domain of a node: an article's topic's, a provision's article's, a
+    /// division's or law's law's, a concept's defining law's; the corpus folder when the
+    /// build has no clusters.
+    pub fn domain_of(&self, g: &StatuteGraph, n: NodeId) -> Option<String> {
+        if self.domain_labels.is_empty() {
+            return g.law_of(n).map(|l| l.folder.clone());
+        }
+        let by_article = g
+            .article_of(n)
+            .and_then(|a| self.article_domain.get(&a))
+            .copied();
+        let d = by_article.or_else(|| {
+            self.law_domain
+                .get(g.node(n).law as usize)
+                .copied()
+                .flatten()
+        });
+        d.map(|d| self.domain_labels[d as usize].clone())
+    }
+
+    /// The domain of a law (by index).
+    pub fn law_domain(&self, g: &StatuteGraph, law: usize) -> String {
+        match self.law_domain.get(law).copied().flatten() {
+            Some(d) => self.domain_labels[d as usize].clone(),
+            None if self.domain_labels.is_empty() => g.laws[law].folder.clone(),
+            None => String::new(),
+        }
+    }
+
+    /// The law a name denotes, by the longest suffix of `before` that is a law's name.
+    pub fn law_ending(&self, before: &str) -> Option<(usize, usize)> {
+        let chars: Vec<char> = coal_corpus::question_name(before).chars().collect();
+        (2..=chars.len().min(self.longest_law_name))
+            .rev()
+            .find_map(|len| {
+                let name: String = chars[chars.len() - len..].iter().collect();
+                self.law_names.get(&name).map(|&l| (l, len))
+            })
+    }
+
+    /// Every link of a question. `articles` are the articles it names (already resolved
+    /// with their law), `query` its embedding when there is one.
+    pub fn link(
+        &self,
+        g: &StatuteGraph,
+        question: &str,
+        articles: &[(NodeId, String)],
+        query: Option<&[f32]>,
+    ) -> Vec<Link> {
+        let mut out = Vec::new();
+        let mut seen: HashSet<NodeId> = HashSet::new();
+        let mut push = |out: &mut Vec<Link>, kind, n: NodeId, evidence: String, weight: f64| {
+            if seen.insert(n) {
+                out.push(Link {
+                    kind,
+                    node: n,
+                    iri: g.iri(n),
+                    name: g.display(n),
+                    evidence,
+                    weight,
+                    domain: self.domain_of(g, n),
+                });
+            }
+        };
+        for (n, evidence) in articles {
+            push(&mut out, LinkKind::Article, *n, evidence.clone(), 1.0);
+        }
+        let q = coal_corpus::question_name(question);
+        let chars: Vec<char> = q.chars().collect();
+        // Laws, then names, longest first at each position, without overlaps.
+        let mut covered = vec![false; chars.len()];
+        let mut i = 0;
+        while i < chars.len() {
+            let max = self.longest_law_name.min(chars.len() - i);
+            let law = (2..=max).rev().find_map(|len| {
+                let s: String = chars[i..i + len].iter().collect();
+                self.law_names.get(&s).map(|&l| (l, len, s))
+            });
+            match law {
+                Some((l, len, s)) => {
+                    push(
+                        &mut out,
+                        LinkKind::Law,
+                        g.laws[l].node,
+                        format!("law named 「{s}」"),
+                        1.0,
+                    );
+                    covered[i..i + len].iter_mut().for_each(|c| *c = true);
+                    i += len;
+                }
+                None => i += 1,
+            }
+        }
+        let mut i = 0;
+        while i < chars.len() {
+            if covered[i] {
+                i += 1;
+                continue;
+            }
+            let max = self.longest_name.min(chars.len() - i);
+            let hit = (2..=max).rev().find_map(|len| {
+                if covered[i..i + len].iter().any(|&c| c) {
+                    return None;
+                }
+                let s: String = chars[i..i + len].iter().collect();
+                self.names.get(&s).map(|nodes| (nodes, len, s))
+            });
+            match hit {
+                Some((nodes, len, s)) => {
+                    for &n in nodes {
+                        let kind = name_kind(g, n);
+                        push(&mut out, kind, n, format!("exact name 「{s}」"), 1.0);
+                    }
+                    covered[i..i + len].iter_mut().for_each(|c| *c = true);
+                    i += len;
+                }
+                None => i += 1,
+            }
+        }
+        for (name, share) in self.fuzzy_names(&q) {
+            for &n in &self.names[&name] {
+                let kind = name_kind(g, n);
+                push(
+                    &mut out,
+                    kind,
+                    n,
+                    format!(
+                        "fuzzy name 「{name}」 ({:.0}% of its bigrams in order)",
+                        share * 100.0
+                    ),
+                    share,
+                );
+            }
+        }
+        for (heading, nodes, share) in self.heading_matches(&q) {
+            for &n in nodes {
+                push(
+                    &mut out,
+                    LinkKind::Heading,
+                    n,
+                    format!(
+                        "heading 「{heading}」 ({:.0}% of its bigrams)",
+                        share * 100.0
+                    ),
+                    share,
+                );
+            }
+        }
+        if let Some(qv) = query {
+            for (t, sim, rank) in self.topics(g, qv) {
+                let topic = &g.topics[t];
+                push(
+                    &mut out,
+                    LinkKind::Topic,
+                    topic.node,
+                    format!(
+                        "question embedding near the topic's centroid (cosine {sim:.3}, rank {rank})"
+                    ),
+                    sim as f64,
+                );
+            }
+        }
+        out
+    }
+
+    /// Names most of whose bigrams occur in order within one clause, not found exactly.
+    fn fuzzy_names(&self, q: &str) -> Vec<(String, f64)> {
+        let mut out = Vec::new();
+        let mut done = HashSet::new();
+        for clause in q.split(|c: char| !han(c) && !c.is_alphanumeric()) {
+            let c: Vec<char> = clause.chars().collect();
+            for w in c.windows(2) {
+                let Some(cands) = self.fuzzy.get(&(w[0], w[1])) else {
+                    continue;
+                };
+                for name in cands {
+                    if clause.contains(name.as_str()) || !done.insert(name.clone()) {
+                        continue;
+                    }
+                    let share = in_order_share(name, clause);
+                    if share >= FUZZY_SHARE {
+                        out.push((name.clone(), share));
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        out
+    }
+
+    /// Specific headings most of whose bigrams the question has.
+    fn heading_matches(&self, q: &str) -> Vec<(&str, &[NodeId], f64)> {
+        let qb = coal_corpus::Bigrams::of(q);
+        let mut out: Vec<(&str, &[NodeId], f64)> = self
+            .headings
+            .iter()
+            .filter_map(|(h, nodes)| {
+                let hb = coal_corpus::Bigrams::of(h);
+                let total = hb.distinct().count();
+                if total < 2 {
+                    return None;
+                }
+                let share = hb.shared(&qb) as f64 / total as f64;
+                (share >= FUZZY_SHARE).then_some((h.as_str(), nodes.as_slice(), share))
+            })
+            .collect();
+        out.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.0.cmp(b.0)));
+        out.truncate(5);
+        out
+    }
+
+    /// The topics whose centroids are nearest the question: (topic, cosine, rank).
+    fn topics(&self, g: &StatuteGraph, q: &[f32]) -> Vec<(usize, f32, usize)> {
+        let mut sims: Vec<(usize, f32)> = g
+            .topics
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.centroid.len() == q.len())
+            .map(|(i, t)| (i, t.centroid.iter().zip(q).map(|(a, b)| a * b).sum()))
+            .collect();
+        sims.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let best = sims.first().map(|x| x.1).unwrap_or(0.0);
+        sims.into_iter()
+            .take(TOPICS)
+            .enumerate()
+            .filter(|(_, (_, s))| best - s <= TOPIC_MARGIN)
+            .map(|(rank, (t, s))| (t, s, rank + 1))
+            .collect()
+    }
+
+    /// The question's D_aug: the distinct domains of its links.
+    pub fn domains(links: &[Link]) -> Vec<String> {
+        links
+            .iter()
+            .filter_map(|l| l.domain.clone())
+            .filter(|d| !d.is_empty())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+}
+
+fn name_kind(g: &StatuteGraph, n: NodeId) -> LinkKind {
+    match g.kind(n) {
+        NodeKind::Entity => LinkKind::Entity,
+        NodeKind::Term => LinkKind::Term,
+        _ => LinkKind::Concept,
+    }
+}
+
+/// Share of `name`'s bigrams found in `text` in the same order (a greedy scan).
+fn in_order_share(name: &str, text: &str) -> f64 {
+    let n: Vec<char> = name.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    if n.len() < 2 {
+        return 0.0;
+    }
+    let mut at = 0;
+    let mut found = 0;
+    for w in n.windows(2) {
+        if let Some(p) = t[at..]
+            .windows(2)
+            .position(|x| x[0] == w[0] && x[1] == w[1])
+        {
+            found += 1;
+            at += p + 1;
+        }
+    }
+    found as f64 / (n.len() - 1) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bigrams_in_order() {
+        assert_eq!(in_order_share("劳动合同解除", "用人单位解除劳动合同"), 0.6);
+        assert!(in_order_share("劳动合同", "签了劳动合同吗") >= 1.0);
+        assert!(in_order_share("劳动合同", "劳动的合同") < FUZZY_SHARE);
+        assert!(in_order_share("经济补偿金", "要付经济补偿吗") >= 0.75);
+    }
+}

@@ -1,0 +1,291 @@
+//! The graph tiers on real statutes, with the real embedding model: question → graph
+//! linking, path retrieval (tier 3) and graph-text verification (tier 4), each drop on a
+//! real pair of statutes.
+
+use std::sync::OnceLock;
+
+use coal_tests::lawrefbook;
+use kg_store::Store;
+use query_engine::engine::{AskOptions, Engine};
+use query_engine::graph::paths::{Bounds, Scratch, ShortestPaths, describe};
+use query_engine::link::LinkKind;
+use query_engine::method::MethodConfig;
+
+const ELI: &str = "https://w3id.org/coal/eli/cn/";
+
+/// 劳动合同法 and 劳动法, 著作权法 and 计算机软件保护条例 (which defers to it by name),
+/// 妇女权益保障法 in its 2018 and 2022 versions.
+const FILES: &[&str] = &[
+    "社会法/劳动合同法(2012-12-28).md",
+    "社会法/劳动法(2018-12-29).md",
+    "民法商法/著作权法(2020-11-11).md",
+    "行政法规/计算机软件保护条例(2013-01-30).md",
+    "社会法/妇女权益保障法(2018-10-26).md",
+    "社会法/妇女权益保障法(2022-10-30).md",
+];
+
+fn model() -> coal_models::LocalE5 {
+    coal_models::load_default_e5(None, 2, false).expect("the embedding model (make model)")
+}
+
+fn store_dir() -> &'static std::path::Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = dir.path().join("profile.txt");
+        std::fs::write(&profile, FILES.join("\n")).unwrap();
+        let opts = kg_build::BuildOptions {
+            corpus: coal_corpus::CorpusSpec::folder(lawrefbook()).with_profile(profile),
+            store: dir.path().join("store"),
+            db_url: None,
+            strict: false,
+            structure_only: false,
+            incremental: true,
+            recluster_share: kg_build::domains::RECLUSTER_SHARE,
+        };
+        let e = model();
+        tokio::runtime::Runtime::new()
+            .unwrap()
+            .block_on(kg_build::build(&opts, Some(&e), &kg_build::Quiet))
+            .unwrap();
+        dir
+    })
+    .path()
+}
+
+fn engine() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    ENGINE.get_or_init(|| {
+        let store = Store::open(store_dir().join("store"), false).unwrap();
+        Engine::open(&store, Some(Box::new(model())), MethodConfig::default()).unwrap()
+    })
+}
+
+fn tier(t: u8) -> AskOptions {
+    AskOptions {
+        force_tier: Some(t),
+        ..AskOptions::default()
+    }
+}
+
+#[test]
+fn the_query_graph_holds_the_builds_hierarchy_and_walks_it() {
+    let g = engine().graph();
+    assert_eq!(g.laws.len(), 5);
+    // Every 条, 款 and 项 is found by its IRI, 之N included.
+    let mut provisions = 0;
+    for n in g.graph.node_indices() {
+        if g.kind(n).is_provision() {
+            assert_eq!(g.provision(&g.iri(n)), Some(n), "{}", g.iri(n));
+            provisions += 1;
+        }
+    }
+    assert!(provisions > 1_000, "{provisions}");
+    // 劳动合同法 第八十七条 cites 第四十七条 (the 经济补偿标准): one step.
+    let a87 = g
+        .get(&format!("{ELI}劳动合同法/2012-12-28/art_87"))
+        .unwrap();
+    let a47 = g
+        .get(&format!("{ELI}劳动合同法/2012-12-28/art_47"))
+        .unwrap();
+    let mut scratch = Scratch::new(g);
+    let from = ShortestPaths::from(g, a87, Bounds::default(), &mut scratch);
+    let path = describe(g, a87, &from.path(a47).unwrap());
+    assert_eq!(
+        path,
+        "《劳动合同法》第八十七条 → 第八十七条第一款 → cites → 第四十七条"
+    );
+    // Two articles of one chapter are two hops apart, through the chapter.
+    let a46 = g
+        .get(&format!("{ELI}劳动合同法/2012-12-28/art_46"))
+        .unwrap();
+    let steps = from.path(a46).map(|s| s.len());
+    let from46 = ShortestPaths::from(g, a46, Bounds::default(), &mut scratch);
+    let via_chapter = describe(g, a46, &from46.path(a47).unwrap());
+    assert_eq!(
+        via_chapter,
+        "《劳动合同法》第四十六条 → 第四章 劳动合同的解除和终止 → 第四十七条"
+    );
+    assert!(steps.is_some());
+    // The graph's memory and load time are measured.
+    assert!(g.stats.memory_bytes > 0 && engine().graph_load_ms() > 0.0);
+}
+
+#[test]
+fn a_question_links_to_laws_articles_concepts_and_topics_with_evidence() {
+    let a = engine()
+        .ask(
+            "劳动合同法第四十七条规定的经济补偿按什么标准计算？",
+            &tier(3),
+        )
+        .unwrap();
+    let links = &a.trace.links;
+    let find = |k: LinkKind| links.iter().filter(move |l| l.kind == k);
+    let article = find(LinkKind::Article).next().expect("the named article");
+    assert!(
+        article.iri.ends_with("劳动合同法/2012-12-28/art_47"),
+        "{links:?}"
+    );
+    assert!(article.evidence.contains("article named"), "{article:?}");
+    let law = find(LinkKind::Law).next().expect("the named law");
+    assert_eq!(law.name, "《劳动合同法》");
+    let topic = find(LinkKind::Topic)
+        .next()
+        .expect("a topic by the embedding");
+    assert!(topic.evidence.contains("cosine"), "{topic:?}");
+    // D_aug comes from the graph's domains of the links.
+    let cx = a.trace.complexity.as_ref().unwrap();
+    assert!(!cx.intrinsic.decomposition.domains.is_empty(), "{cx:?}");
+    // The named article is cited first.
+    assert!(a.citations[0].iri.ends_with("art_47"), "{:?}", a.citations);
+}
+
+#[test]
+fn tier_three_ranks_by_graph_paths_and_explains_them() {
+    let q = "用人单位违反本法规定解除劳动合同的，应当向劳动者支付多少赔偿金？";
+    let a = engine().ask(q, &tier(3)).unwrap();
+    assert_eq!(a.tier, 3);
+    assert!(!a.trace.graph.is_empty());
+    assert!(!a.trace.paragraphs.is_empty(), "款 vectors are searched");
+    assert!(!a.trace.paths.is_empty(), "{:?}", a.trace);
+    for p in &a.trace.paths {
+        assert!(p.path.contains(" → ") || p.cost == 0.0, "{p:?}");
+        assert!(a.trace.ranked.contains(&p.article));
+    }
+    let cited: Vec<&str> = a.citations.iter().map(|c| c.iri.as_str()).collect();
+    assert!(
+        cited
+            .iter()
+            .any(|c| c.ends_with("劳动合同法/2012-12-28/art_87")),
+        "{cited:?}"
+    );
+    // Tier 3 reaches articles through the graph that tier 2's lists did not hold.
+    let t2 = engine().ask(q, &tier(2)).unwrap();
+    assert_ne!(a.trace.ranked, t2.trace.ranked);
+}
+
+#[test]
+fn tier_four_drops_a_provision_that_yields_to_a_named_law_in_play() {
+    // 计算机软件保护条例 第二十三条: 除《中华人民共和国著作权法》或者本条例另有规定外….
+    let cond = format!("{ELI}计算机软件保护条例/2013-01-30/art_23");
+    let law = format!("{ELI}著作权法/2020-11-11/art_52");
+    let (kept, dropped, governs) = engine()
+        .verify_candidates(
+            "根据著作权法，侵犯软件著作权要承担什么责任？",
+            &[&law, &cond],
+        )
+        .unwrap();
+    assert_eq!(kept, vec![law.clone()]);
+    assert_eq!(dropped.len(), 1);
+    assert_eq!(dropped[0].iri, cond);
+    assert!(
+        dropped[0].reason.contains("yields to 《著作权法》"),
+        "{dropped:?}"
+    );
+    assert!(
+        dropped[0]
+            .edge
+            .as_deref()
+            .unwrap()
+            .contains("coal:defersTo"),
+        "{dropped:?}"
+    );
+    assert!(governs[0].reason.contains("governs"), "{governs:?}");
+    // Without 著作权法 in play the regulation stands.
+    let (kept, dropped, _) = engine()
+        .verify_candidates("这种行为要承担什么责任？", &[&cond])
+        .unwrap();
+    assert_eq!((kept.len(), dropped.len()), (1, 0), "{dropped:?}");
+}
+
+#[test]
+fn tier_four_drops_a_general_deferral_when_a_statute_of_that_rank_ranks_above() {
+    // 劳动合同法 第九十六条: 事业单位…法律、行政法规或者国务院另有规定的，依照其规定.
+    let general = format!("{ELI}劳动合同法/2012-12-28/art_96");
+    let statute = format!("{ELI}劳动法/2018-12-29/art_16");
+    let (kept, dropped, _) = engine()
+        .verify_candidates(
+            "事业单位与聘用制工作人员解除劳动合同依照什么规定？",
+            &[&statute, &general],
+        )
+        .unwrap();
+    assert_eq!(kept, vec![statute.clone()], "{dropped:?}");
+    assert!(
+        dropped[0].reason.contains("yields to 《劳动法》"),
+        "{dropped:?}"
+    );
+    assert!(
+        dropped[0]
+            .edge
+            .as_deref()
+            .unwrap()
+            .contains("OverrideClause")
+    );
+    // Ranked above the statute, the deferring article stays.
+    let (kept, _, _) = engine()
+        .verify_candidates(
+            "事业单位与聘用制工作人员解除劳动合同依照什么规定？",
+            &[&general, &statute],
+        )
+        .unwrap();
+    assert_eq!(kept.len(), 2);
+}
+
+#[test]
+fn tier_four_drops_a_superseded_version_and_articles_on_no_path_from_the_question() {
+    let old = format!("{ELI}妇女权益保障法/2018-10-26/art_2");
+    let new = format!("{ELI}妇女权益保障法/2022-10-30/art_2");
+    let (kept, dropped, _) = engine()
+        .verify_candidates("妇女享有哪些权利？", &[&new, &old])
+        .unwrap();
+    assert_eq!(kept, vec![new]);
+    assert_eq!(dropped[0].reason, "a superseded version of its law");
+    assert!(
+        dropped[0]
+            .edge
+            .as_deref()
+            .unwrap()
+            .contains("2022-10-30 coal:supersedes"),
+        "{dropped:?}"
+    );
+    // The question names 劳动合同法: an article of 著作权法 past the first three is on no
+    // path from it.
+    let art = |law: &str, n: u32| format!("{ELI}{law}/art_{n}");
+    let candidates = [
+        art("劳动合同法/2012-12-28", 46),
+        art("劳动合同法/2012-12-28", 47),
+        art("劳动合同法/2012-12-28", 87),
+        art("著作权法/2020-11-11", 10),
+        art("劳动合同法/2012-12-28", 48),
+    ];
+    let refs: Vec<&str> = candidates.iter().map(String::as_str).collect();
+    let (kept, dropped, _) = engine()
+        .verify_candidates("劳动合同法规定的经济补偿怎么算？", &refs)
+        .unwrap();
+    assert_eq!(dropped.len(), 1, "{dropped:?}");
+    assert_eq!(dropped[0].iri, candidates[3]);
+    assert!(
+        dropped[0].reason.contains("on no graph path"),
+        "{dropped:?}"
+    );
+    assert!(dropped[0].reason.contains("《劳动合同法》"), "{dropped:?}");
+    assert_eq!(kept.len(), 4);
+}
+
+#[test]
+fn every_tier_answers_with_a_reason_and_cites_only_the_store() {
+    for q in [
+        "今天天气怎么样？",
+        "劳动者",
+        "单位不给加班费，还扣了我三个月工资，能不能去仲裁？",
+    ] {
+        for t in 1..=4 {
+            let a = engine().ask(q, &tier(t)).unwrap();
+            assert_eq!(a.tier, t);
+            assert!(!a.answer.is_empty());
+            for c in &a.citations {
+                assert!(engine().is_article(&c.iri), "{}", c.iri);
+            }
+        }
+    }
+}
