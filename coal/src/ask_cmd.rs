@@ -13,13 +13,37 @@ pub fn open_engine(
     model: &crate::config::ModelArgs,
     store: &crate::config::StoreArgs,
 ) -> anyhow::Result<(Store, Engine)> {
+    let (store, engine, _) = open_engine_timed(model, store)?;
+    Ok((store, engine))
+}
+
+/// [`open_engine`] with the wall time of each start-up stage: the store, the encoder,
+/// then the engine's own stages.
+pub fn open_engine_timed(
+    model: &crate::config::ModelArgs,
+    store: &crate::config::StoreArgs,
+) -> anyhow::Result<(Store, Engine, Vec<(&'static str, f64)>)> {
+    let mut t = Instant::now();
+    let mut lap = |name: &'static str, out: &mut Vec<(&'static str, f64)>| {
+        out.push((name, t.elapsed().as_secs_f64() * 1e3));
+        t = Instant::now();
+    };
+    let mut opened = Vec::new();
     let store = Store::open(&store.store, false)?;
+    lap("store", &mut opened);
     let file = FileConfig::read(model.config.as_deref())?;
-    let mut engine = Engine::open(&store, Some(model.load(false)?), file.method)?;
+    let load = || {
+        model
+            .load(false)
+            .map(Some)
+            .map_err(|e| -> query_engine::engine::EncoderLoadError { format!("{e:#}").into() })
+    };
+    let mut engine = Engine::open_loading(&store, load, file.method)?;
+    opened.extend_from_slice(engine.open_ms());
     if let Some(llm) = &file.llm {
         engine.set_chat(Box::new(llm.client()?));
     }
-    Ok((store, engine))
+    Ok((store, engine, opened))
 }
 
 pub fn run(args: AskArgs) -> anyhow::Result<()> {

@@ -228,6 +228,12 @@ impl TextIndex {
         }
         let index = Index::open_in_dir(path).map_err(tantivy_err(path))?;
         register_tokenizer(&index);
+        // jieba loads its dictionary on first use (~150 ms): at open it overlaps with the
+        // rest of start-up instead of delaying the first question.
+        if let Some(mut analyzer) = index.tokenizers().get(TOKENIZER) {
+            let mut stream = analyzer.token_stream("劳动合同");
+            while stream.advance() {}
+        }
         // Fields by name, not by the position `schema()` would give them: an index written
         // by another version of this code may have fewer or other fields.
         let on_disk = index.schema();

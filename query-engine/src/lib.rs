@@ -32,6 +32,8 @@ pub enum QueryError {
     Store(#[from] kg_store::StoreError),
     #[error("{0}")]
     BadInput(String),
+    #[error("the encoder did not load: {0}")]
+    Encoder(String),
     #[error("the date {date} is impossible: {reason}")]
     BadDate { date: String, reason: String },
 }

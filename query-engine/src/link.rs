@@ -68,8 +68,10 @@ pub struct Linker {
     longest_name: usize,
     /// For fuzzy matches: names of three characters or more by their first bigram.
     fuzzy: HashMap<(char, char), Vec<String>>,
-    /// Specific headings → their divisions.
-    headings: HashMap<String, Vec<NodeId>>,
+    /// Specific headings with their divisions and distinct bigrams, and which headings
+    /// hold each bigram.
+    headings: Vec<(String, Vec<NodeId>, usize)>,
+    heading_bigrams: HashMap<(char, char), Vec<u32>>,
     /// Article → domain label, law → domain label (majority of its articles).
     article_domain: HashMap<NodeId, u32>,
     law_domain: Vec<Option<u32>>,
@@ -120,6 +122,23 @@ impl Linker {
             }
         }
         by_heading.retain(|_, v| v.len() <= GENERIC_HEADING);
+        let mut by_heading: Vec<(String, Vec<NodeId>)> = by_heading.into_iter().collect();
+        by_heading.sort();
+        let mut headings = Vec::new();
+        let mut heading_bigrams: HashMap<(char, char), Vec<u32>> = HashMap::new();
+        for (h, nodes) in by_heading {
+            let grams: HashSet<(char, char)> = coal_corpus::Bigrams::of(&h).distinct().collect();
+            if grams.len() < 2 {
+                continue;
+            }
+            for g in &grams {
+                heading_bigrams
+                    .entry(*g)
+                    .or_default()
+                    .push(headings.len() as u32);
+            }
+            headings.push((h, nodes, grams.len()));
+        }
         // Domains: an article's is its topic's; a law's the most common of its articles'.
         let mut domain_labels = Vec::new();
         let mut domain_index: HashMap<NodeId, u32> = HashMap::new();
@@ -156,7 +175,8 @@ impl Linker {
             names,
             longest_name,
             fuzzy,
-            headings: by_heading,
+            headings,
+            heading_bigrams,
             article_domain,
             law_domain,
             domain_labels,
@@ -231,15 +251,22 @@ impl Linker {
             push(&mut out, LinkKind::Article, *n, evidence.clone(), 1.0);
         }
         let q = coal_corpus::question_name(question);
-        let chars: Vec<char> = q.chars().collect();
+        // Byte offsets of every character and the end: windows are slices, not copies.
+        let at: Vec<usize> = q
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain(std::iter::once(q.len()))
+            .collect();
+        let n = at.len() - 1;
+        let window = |i: usize, len: usize| &q[at[i]..at[i + len]];
         // Laws, then names, longest first at each position, without overlaps.
-        let mut covered = vec![false; chars.len()];
+        let mut covered = vec![false; n];
         let mut i = 0;
-        while i < chars.len() {
-            let max = self.longest_law_name.min(chars.len() - i);
+        while i < n {
+            let max = self.longest_law_name.min(n - i);
             let law = (2..=max).rev().find_map(|len| {
-                let s: String = chars[i..i + len].iter().collect();
-                self.law_names.get(&s).map(|&l| (l, len, s))
+                let s = window(i, len);
+                self.law_names.get(s).map(|&l| (l, len, s))
             });
             match law {
                 Some((l, len, s)) => {
@@ -257,18 +284,18 @@ impl Linker {
             }
         }
         let mut i = 0;
-        while i < chars.len() {
+        while i < n {
             if covered[i] {
                 i += 1;
                 continue;
             }
-            let max = self.longest_name.min(chars.len() - i);
+            let max = self.longest_name.min(n - i);
             let hit = (2..=max).rev().find_map(|len| {
                 if covered[i..i + len].iter().any(|&c| c) {
                     return None;
                 }
-                let s: String = chars[i..i + len].iter().collect();
-                self.names.get(&s).map(|nodes| (nodes, len, s))
+                let s = window(i, len);
+                self.names.get(s).map(|nodes| (nodes, len, s))
             });
             match hit {
                 Some((nodes, len, s)) => {
@@ -355,18 +382,18 @@ impl Linker {
 
     /// Specific headings most of whose bigrams the question has.
     fn heading_matches(&self, q: &str) -> Vec<(&str, &[NodeId], f64)> {
-        let qb = coal_corpus::Bigrams::of(q);
-        let mut out: Vec<(&str, &[NodeId], f64)> = self
-            .headings
-            .iter()
-            .filter_map(|(h, nodes)| {
-                let hb = coal_corpus::Bigrams::of(h);
-                let total = hb.distinct().count();
-                if total < 2 {
-                    return None;
-                }
-                let share = hb.shared(&qb) as f64 / total as f64;
-                (share >= FUZZY_SHARE).then_some((h.as_str(), nodes.as_slice(), share))
+        let mut shared: HashMap<u32, usize> = HashMap::new();
+        for g in coal_corpus::Bigrams::of(q).distinct() {
+            for &h in self.heading_bigrams.get(&g).into_iter().flatten() {
+                *shared.entry(h).or_default() += 1;
+            }
+        }
+        let mut out: Vec<(&str, &[NodeId], f64)> = shared
+            .into_iter()
+            .filter_map(|(h, n)| {
+                let (heading, nodes, total) = &self.headings[h as usize];
+                let share = n as f64 / *total as f64;
+                (share >= FUZZY_SHARE).then_some((heading.as_str(), nodes.as_slice(), share))
             })
             .collect();
         out.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.0.cmp(b.0)));

@@ -17,7 +17,7 @@
 //! Without a graph (`--as-of`: the graph holds the current versions only, so an article
 //! of a law amended since would miss signals the others get) only the three lists count.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::graph::StatuteGraph;
 use crate::method::MethodConfig;
@@ -53,7 +53,7 @@ pub fn rerank(
         hits.iter().map(|h| (h.iri.clone(), h.score)).collect()
     };
     let (raw_dense, raw_bm25) = (raw(dense), raw(bm25));
-    let mut fused: HashMap<&str, f64> = HashMap::new();
+    let mut fused: HashMap<&str, f64> = HashMap::default();
     for (list, w) in [
         (&d, cfg.rerank_dense),
         (&b, cfg.rerank_bm25),
@@ -68,9 +68,9 @@ pub fn rerank(
             .keys()
             .filter_map(|&iri| g.get(iri).map(|n| (iri, (g, n))))
             .collect(),
-        None => HashMap::new(),
+        None => HashMap::default(),
     };
-    let mut by_section: HashMap<u32, Vec<f64>> = HashMap::new();
+    let mut by_section: HashMap<u32, Vec<f64>> = HashMap::default();
     for (iri, &s) in &fused {
         if let Some(div) = nodes.get(iri).and_then(|&(g, n)| g.division(n)) {
             by_section.entry(div).or_default().push(s);

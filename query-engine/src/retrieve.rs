@@ -1,6 +1,6 @@
 //! The retrievers: BM25, dense (e5 + HNSW) and their hybrid, over one build.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use coal_models::{Embedder, TextKind};
 use kg_store::{IndexedArticle, Store, TextIndex, VectorIndex};
@@ -86,6 +86,17 @@ impl Retriever {
             Some(_) => (Some(store.vector_index()?), store.paragraph_vector_index()?),
             None => (None, None),
         };
+        Retriever::from_parts(text, vectors, paragraphs, embedder)
+    }
+
+    /// A retriever over indexes opened by the caller (in parallel, say): the checks of
+    /// [`Retriever::open`] without the loading.
+    pub fn from_parts(
+        text: TextIndex,
+        vectors: Option<VectorIndex>,
+        paragraphs: Option<VectorIndex>,
+        embedder: Option<Box<dyn Embedder>>,
+    ) -> Result<Retriever, QueryError> {
         if let (Some(v), Some(e)) = (&vectors, &embedder)
             && v.model_id() != e.model_id()
         {
@@ -274,7 +285,7 @@ impl Retriever {
     /// Fuses BM25 and dense candidate lists (both computed once, reusable by callers that
     /// also need them separately).
     pub fn fuse(bm25: &[Hit], dense: &[Hit], fusion: Fusion, k: usize) -> Vec<Hit> {
-        let mut fused: HashMap<String, Hit> = HashMap::new();
+        let mut fused: HashMap<String, Hit> = HashMap::default();
         match fusion {
             Fusion::Weighted => {
                 let b = minmax(&bm25.iter().map(|h| (h.iri.clone(), h.score)).collect());

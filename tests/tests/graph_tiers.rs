@@ -289,3 +289,35 @@ fn every_tier_answers_with_a_reason_and_cites_only_the_store() {
         }
     }
 }
+
+#[test]
+fn start_up_loads_in_parallel_and_reports_an_encoder_that_fails() {
+    let store = Store::open(store_dir().join("store"), false).unwrap();
+    // Every stage of the start-up is timed, the encoder's among them.
+    let names: Vec<&str> = engine().open_ms().iter().map(|(n, _)| *n).collect();
+    for stage in ["encoder", "vectors", "款 vectors", "graph", "linker"] {
+        assert!(names.contains(&stage), "{names:?}");
+    }
+    // An encoder that does not load is an error that says why, not a panic.
+    let failed = Engine::open_loading(
+        &store,
+        || Err("model file truncated".into()),
+        MethodConfig::default(),
+    );
+    match failed {
+        Err(query_engine::QueryError::Encoder(m)) => assert!(m.contains("truncated"), "{m}"),
+        Err(e) => panic!("another error: {e}"),
+        Ok(_) => panic!("opened without its encoder"),
+    }
+    // Without an encoder the engine opens (the graph and BM25 load), and a question that
+    // needs dense search says what is missing.
+    let text_only = Engine::open_loading(&store, || Ok(None), MethodConfig::default()).unwrap();
+    assert_eq!(text_only.graph().laws.len(), engine().graph().laws.len());
+    let e = text_only
+        .ask(
+            "用人单位解除劳动合同应当支付经济补偿吗？",
+            &AskOptions::default(),
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("embedding model"), "{e}");
+}

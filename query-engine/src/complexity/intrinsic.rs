@@ -127,15 +127,20 @@ impl Lexicon {
 
     /// Longest non-overlapping matches, left to right.
     pub fn find(&self, text: &str) -> Vec<Entity> {
-        let chars: Vec<char> = text.chars().collect();
+        // Byte offsets of every character (and the end): windows are slices, not copies.
+        let at: Vec<usize> = text
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain(std::iter::once(text.len()))
+            .collect();
+        let n = at.len() - 1;
         let mut out = Vec::new();
         let mut i = 0;
-        while i < chars.len() {
-            let max = self.longest.min(chars.len() - i);
-            let hit = (2..=max).rev().find_map(|len| {
-                let s: String = chars[i..i + len].iter().collect();
-                self.names.get(&s).map(|e| (e, len))
-            });
+        while i < n {
+            let max = self.longest.min(n - i);
+            let hit = (2..=max)
+                .rev()
+                .find_map(|len| self.names.get(&text[at[i]..at[i + len]]).map(|e| (e, len)));
             match hit {
                 Some((e, len)) => {
                     out.push(e.clone());

@@ -12,14 +12,15 @@
 //! heading(a) the strength of a linked heading above it (第十六章 保理合同). Dense and BM25
 //! are one signal among these; the graph brings in articles no list had.
 
-use std::collections::HashMap;
+// Integer and short-string keys hashed on every question: FxHash, not SipHash.
+use rustc_hash::FxHashMap as HashMap;
 
 use super::Engine;
 use super::answer::ExplainedPath;
 use super::retrieval::Retrieval;
 use super::tiers::{Ranked, Ranking};
 use crate::graph::NodeId;
-use crate::graph::paths::{Bounds, Scratch, ShortestPaths, describe};
+use crate::graph::paths::{Bounds, ShortestPaths, describe};
 use crate::link::{Link, LinkKind};
 use crate::retrieve::{HYBRID_CANDIDATES, Hit};
 
@@ -43,11 +44,11 @@ struct Seed {
 /// (1 − λ)·article + λ·max(article, best 款) (an article found only through a 款 counts
 /// that 款 for both).
 pub(crate) fn paragraph_level_dense(r: &Retrieval, lambda: f64) -> Vec<Hit> {
-    let mut article: HashMap<&str, f32> = HashMap::new();
+    let mut article: HashMap<&str, f32> = HashMap::default();
     for h in &r.dense {
         article.insert(h.iri.as_str(), h.score);
     }
-    let mut paragraph: HashMap<&str, f32> = HashMap::new();
+    let mut paragraph: HashMap<&str, f32> = HashMap::default();
     for p in &r.paragraphs {
         let e = paragraph.entry(p.article.as_str()).or_insert(f32::MIN);
         *e = e.max(p.score);
@@ -107,13 +108,14 @@ impl Engine {
             max_nodes: cfg.graph_max_nodes,
             fan_out_penalty: cfg.graph_fan_out_penalty,
         };
-        let mut scratch = Scratch::new(g);
-        let searches: Vec<ShortestPaths> = seeds
-            .iter()
-            .map(|s| ShortestPaths::from(g, s.node, bounds, &mut scratch))
-            .collect();
+        let searches: Vec<ShortestPaths> = self.with_scratch(|scratch| {
+            seeds
+                .iter()
+                .map(|s| ShortestPaths::from(g, s.node, bounds, scratch))
+                .collect()
+        });
         // A linked heading vouches for the articles below it.
-        let mut heading: HashMap<NodeId, f64> = HashMap::new();
+        let mut heading: HashMap<NodeId, f64> = HashMap::default();
         for l in links.iter().filter(|l| l.kind == LinkKind::Heading) {
             for a in g.articles_below(l.node) {
                 let h = heading.entry(a).or_default();
@@ -121,8 +123,8 @@ impl Engine {
             }
         }
         // Evidence per article, and its best path (from a link first, else an anchor).
-        let mut evidence: HashMap<NodeId, f64> = HashMap::new();
-        let mut best_path: HashMap<NodeId, (bool, f64, usize)> = HashMap::new();
+        let mut evidence: HashMap<NodeId, f64> = HashMap::default();
+        let mut best_path: HashMap<NodeId, (bool, f64, usize)> = HashMap::default();
         for (si, (seed, paths)) in seeds.iter().zip(&searches).enumerate() {
             for (n, cost) in paths.reached() {
                 if !g.is_article(n) || n == seed.node && seed.link.is_none() {
@@ -141,7 +143,7 @@ impl Engine {
         }
         // Candidates: the text ranking's, then the articles the most evidence reached.
         let mut candidates: Vec<NodeId> = Vec::new();
-        let mut text_score: HashMap<NodeId, f64> = HashMap::new();
+        let mut text_score: HashMap<NodeId, f64> = HashMap::default();
         for h in &text {
             if let Some(n) = g.get(&h.iri) {
                 text_score.insert(n, h.score as f64);

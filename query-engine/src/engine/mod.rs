@@ -40,6 +40,9 @@ pub use answer::{
 };
 pub use retrieval::PARAGRAPH_CANDIDATES;
 
+/// Why an encoder given to [`Engine::open_loading`] did not load.
+pub type EncoderLoadError = Box<dyn std::error::Error + Send + Sync>;
+
 #[derive(Debug, Clone, Default)]
 pub struct AskOptions {
     /// Skip routing and use this tier (1–4).
@@ -63,7 +66,10 @@ pub struct Engine {
     validity: HashMap<String, lookup::Validity>,
     chat: Option<Box<dyn coal_models::ChatModel>>,
     /// How long loading the statute graph took, in milliseconds.
-    graph_load_ms: f64,
+    /// Wall time of each start-up stage (indexes, graph file, graph, linker, lexicon).
+    open_ms: Vec<(&'static str, f64)>,
+    /// Path-search buffers (one per concurrent question), reused across questions.
+    scratch: std::sync::Mutex<Vec<crate::graph::paths::Scratch>>,
 }
 
 /// Times the stages of one question.
@@ -93,13 +99,61 @@ impl Engine {
         embedder: Option<Box<dyn Embedder>>,
         cfg: MethodConfig,
     ) -> Result<Engine, QueryError> {
+        Engine::open_loading(store, move || Ok(embedder), cfg)
+    }
+
+    /// [`Engine::open`] with the encoder loaded by `load_embedder` while the indexes and
+    /// the statute graph load: start-up is the longest of these, not their sum (the HNSW
+    /// indexes and the encoder take ~200 ms each on the eval profile).
+    pub fn open_loading<F>(
+        store: &Store,
+        load_embedder: F,
+        cfg: MethodConfig,
+    ) -> Result<Engine, QueryError>
+    where
+        F: FnOnce() -> Result<Option<Box<dyn Embedder>>, EncoderLoadError> + Send,
+    {
         cfg.validate().map_err(QueryError::BadInput)?;
-        let retriever = Retriever::open(store, embedder)?;
-        let t = Instant::now();
-        let graph = StatuteGraph::new(store.statute_graph()?);
-        let graph_load_ms = t.elapsed().as_secs_f64() * 1e3;
+        let started = Instant::now();
+        let since = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
+        let (embedder, vectors, paragraphs, text, data, mut open_ms) =
+            std::thread::scope(|s| -> Result<_, QueryError> {
+                let timed = |name: &'static str| move || (name, since(started));
+                let encoder = s.spawn(move || (load_embedder(), timed("encoder")()));
+                let vectors = s.spawn(move || (store.vector_index(), timed("vectors")()));
+                let paragraphs =
+                    s.spawn(move || (store.paragraph_vector_index(), timed("款 vectors")()));
+                let text = store.text_index()?;
+                let data = store.statute_graph()?;
+                let mut open_ms = vec![timed("text index, graph file")()];
+                fn join<T>(r: std::thread::Result<T>) -> Result<T, QueryError> {
+                    r.map_err(|_| QueryError::BadInput("a start-up thread panicked".into()))
+                }
+                let (embedder, t) = join(encoder.join())?;
+                open_ms.push(t);
+                let embedder = embedder.map_err(|e| QueryError::Encoder(e.to_string()))?;
+                let (vectors, t) = join(vectors.join())?;
+                open_ms.push(t);
+                let (paragraphs, t) = join(paragraphs.join())?;
+                open_ms.push(t);
+                Ok((embedder, vectors, paragraphs, text, data, open_ms))
+            })?;
+        // Dense indexes are only used (and must exist) with an encoder.
+        let (vectors, paragraphs) = match &embedder {
+            Some(_) => (Some(vectors?), paragraphs?),
+            None => (None, None),
+        };
+        let retriever = Retriever::from_parts(text, vectors, paragraphs, embedder)?;
+        let mut t = Instant::now();
+        let mut lap = |name: &'static str, open_ms: &mut Vec<(&'static str, f64)>| {
+            open_ms.push((name, since(t)));
+            t = Instant::now();
+        };
+        let graph = StatuteGraph::new(data);
+        lap("graph", &mut open_ms);
         let validity = lookup::validity_table(&graph.versions);
         let linker = Linker::new(&graph);
+        lap("linker", &mut open_ms);
         // The rules' lexicon: law names, then concept and entity labels, each with the
         // graph domain of what it names.
         let mut lexicon = Lexicon::default();
@@ -122,6 +176,7 @@ impl Engine {
             let domain = linker.domain_of(&graph, n).unwrap_or_default();
             lexicon.add(label, EntityKind::Concept, &law, &domain);
         }
+        lap("lexicon", &mut open_ms);
         Ok(Engine {
             retriever,
             graph,
@@ -130,8 +185,24 @@ impl Engine {
             cfg,
             validity,
             chat: None,
-            graph_load_ms,
+            open_ms,
+            scratch: std::sync::Mutex::new(Vec::new()),
         })
+    }
+
+    /// Runs `f` with path-search buffers of the graph's size, taken from (and returned
+    /// to) the engine's pool: questions need not allocate them.
+    pub(crate) fn with_scratch<T>(
+        &self,
+        f: impl FnOnce(&mut crate::graph::paths::Scratch) -> T,
+    ) -> T {
+        let taken = self.scratch.lock().ok().and_then(|mut pool| pool.pop());
+        let mut s = taken.unwrap_or_else(|| crate::graph::paths::Scratch::new(&self.graph));
+        let out = f(&mut s);
+        if let Ok(mut pool) = self.scratch.lock() {
+            pool.push(s);
+        }
+        out
     }
 
     /// Answers are written by this chat model from the context (checked citations);
@@ -160,9 +231,19 @@ impl Engine {
         &self.graph
     }
 
-    /// Milliseconds it took to load the statute graph at start-up.
+    /// Milliseconds it took to load the statute graph at start-up (reading its file and
+    /// building the typed graph).
     pub fn graph_load_ms(&self) -> f64 {
-        self.graph_load_ms
+        self.open_ms
+            .iter()
+            .filter(|(n, _)| n.starts_with("graph"))
+            .map(|(_, ms)| ms)
+            .sum()
+    }
+
+    /// Wall time of each stage of [`Engine::open`], in order.
+    pub fn open_ms(&self) -> &[(&'static str, f64)] {
+        &self.open_ms
     }
 
     /// Articles and concepts the graph tiers walk.

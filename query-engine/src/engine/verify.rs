@@ -13,13 +13,13 @@
 //!
 //! The candidates the deferrals point to are kept with the reason (they govern).
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::Engine;
 use super::answer::{Dropped, Kept};
 use super::tiers::{Ranked, Ranking};
 use crate::graph::NodeId;
-use crate::graph::paths::{Bounds, Scratch, ShortestPaths};
+use crate::graph::paths::{Bounds, ShortestPaths};
 use crate::link::{Link, LinkKind};
 
 /// Candidates checked; the context is cut well before.
@@ -64,21 +64,22 @@ impl Engine {
         );
         // What the explicit links reach.
         let explicit: Vec<&Link> = links.iter().filter(|l| l.kind != LinkKind::Topic).collect();
-        let mut reachable: HashSet<NodeId> = HashSet::new();
+        let mut reachable: HashSet<NodeId> = HashSet::default();
         if !explicit.is_empty() {
             let bounds = Bounds {
                 max_cost: self.cfg.graph_max_cost,
                 max_nodes: self.cfg.graph_max_nodes,
                 fan_out_penalty: self.cfg.graph_fan_out_penalty,
             };
-            let mut scratch = Scratch::new(g);
-            for l in &explicit {
-                let paths = ShortestPaths::from(g, l.node, bounds, &mut scratch);
-                reachable.extend(paths.reached().map(|x| x.0).filter(|&n| g.is_article(n)));
-            }
+            self.with_scratch(|scratch| {
+                for l in &explicit {
+                    let paths = ShortestPaths::from(g, l.node, bounds, scratch);
+                    reachable.extend(paths.reached().map(|x| x.0).filter(|&n| g.is_article(n)));
+                }
+            });
         }
         // Rank of the first candidate of each law.
-        let mut first_of_law: HashMap<usize, usize> = HashMap::new();
+        let mut first_of_law: HashMap<usize, usize> = HashMap::default();
         for (i, (_, n)) in candidates.iter().enumerate() {
             if let Some(n) = n {
                 first_of_law.entry(g.node(*n).law as usize).or_insert(i);
