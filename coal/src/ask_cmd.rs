@@ -41,7 +41,7 @@ pub fn open_engine_timed(
     let mut engine = Engine::open_loading(&store, load, file.method)?;
     opened.extend_from_slice(engine.open_ms());
     if let Some(llm) = &file.llm {
-        engine.set_chat(Box::new(llm.client()?));
+        engine.set_chat(llm.client()?);
     }
     Ok((store, engine, opened))
 }

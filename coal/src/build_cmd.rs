@@ -15,7 +15,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
     let bars = Bars::new();
     let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let extraction = llm.as_ref().map(|(chat, n)| kg_build::Extraction {
-        chat,
+        chat: chat.as_ref(),
         concurrency: *n,
     });
     let result = rt.block_on(kg_build::build_with_llm(

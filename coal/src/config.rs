@@ -52,25 +52,62 @@ pub struct EmbedderConfig {
     pub window_tokens: Option<usize>,
 }
 
-/// The `[llm]` table: an OpenAI-compatible chat endpoint that writes answers from the
-/// retrieved articles (without it, answers are extractive).
+/// The `[llm]` table: the chat model that extracts triples, decomposes questions and
+/// writes answers from the retrieved articles (without it, answers are extractive).
+/// `backend = "http"` (the default) is any OpenAI-compatible endpoint; `backend =
+/// "local"` runs a GGUF file in-process with llama.cpp.
 #[derive(serde::Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct LlmConfig {
-    pub url: String,
-    pub model: String,
-    /// Name of the environment variable that holds the API key.
+    /// "http" or "local".
+    pub backend: Option<String>,
+    /// http: the endpoint's base URL and model name.
+    pub url: Option<String>,
+    pub model: Option<String>,
+    /// http: name of the environment variable that holds the API key.
     pub api_key_env: Option<String>,
     pub temperature: Option<f32>,
     pub timeout_secs: Option<u64>,
     pub attempts: Option<u32>,
-    /// Requests in flight at once during triple extraction (default 2).
+    /// http: requests in flight at once during triple extraction (default 2; a local
+    /// model always runs one).
     pub concurrency: Option<usize>,
+    /// local: the GGUF file (relative paths are read from the working directory).
+    pub model_path: Option<PathBuf>,
+    /// local: threads of one generation (default 1, fastest on a loaded 2-core machine).
+    pub threads: Option<i32>,
+    /// local: tokens generated at most per reply (default 512).
+    pub max_tokens: Option<u32>,
+    /// local: prompt plus reply in tokens (default 4096).
+    pub context_tokens: Option<u32>,
 }
 
 impl LlmConfig {
-    pub fn client(&self) -> anyhow::Result<coal_models::OpenAiChat> {
-        let mut c = coal_models::ChatConfig::new(&self.url, &self.model);
+    pub fn client(&self) -> anyhow::Result<Box<dyn coal_models::ChatModel>> {
+        match self.backend.as_deref().unwrap_or("http") {
+            "http" => Ok(Box::new(self.http_client()?)),
+            "local" => self.local_client(),
+            other => bail!("[llm] backend `{other}` is unknown: use \"http\" or \"local\""),
+        }
+    }
+
+    fn http_client(&self) -> anyhow::Result<coal_models::OpenAiChat> {
+        let (Some(url), Some(model)) = (&self.url, &self.model) else {
+            bail!("[llm] backend = \"http\" needs `url` and `model`");
+        };
+        for (field, set) in [
+            ("model_path", self.model_path.is_some()),
+            ("threads", self.threads.is_some()),
+            ("max_tokens", self.max_tokens.is_some()),
+            ("context_tokens", self.context_tokens.is_some()),
+        ] {
+            if set {
+                bail!(
+                    "[llm] `{field}` is for backend = \"local\"; this table is backend = \"http\""
+                );
+            }
+        }
+        let mut c = coal_models::ChatConfig::new(url, model);
         if let Some(var) = &self.api_key_env {
             c.api_key = Some(std::env::var(var).map_err(|_| {
                 anyhow::anyhow!("[llm] api_key_env names `{var}`, which is not set")
@@ -86,6 +123,47 @@ impl LlmConfig {
             c.attempts = a;
         }
         Ok(coal_models::OpenAiChat::new(c))
+    }
+
+    #[cfg(feature = "local-llm")]
+    fn local_client(&self) -> anyhow::Result<Box<dyn coal_models::ChatModel>> {
+        for (field, set) in [
+            ("url", self.url.is_some()),
+            ("model", self.model.is_some()),
+            ("api_key_env", self.api_key_env.is_some()),
+        ] {
+            if set {
+                bail!(
+                    "[llm] `{field}` is for backend = \"http\"; this table is backend = \"local\""
+                );
+            }
+        }
+        let Some(path) = &self.model_path else {
+            bail!(
+                "[llm] backend = \"local\" needs `model_path`, a GGUF file (`make llm-model` fetches one)"
+            );
+        };
+        let mut c = coal_models::LocalChatConfig::new(path);
+        if let Some(t) = self.threads {
+            c.threads = t;
+        }
+        if let Some(t) = self.temperature {
+            c.temperature = t;
+        }
+        if let Some(n) = self.max_tokens {
+            c.max_tokens = n;
+        }
+        if let Some(n) = self.context_tokens {
+            c.context_tokens = n;
+        }
+        Ok(Box::new(coal_models::LocalChat::load(c)?))
+    }
+
+    #[cfg(not(feature = "local-llm"))]
+    fn local_client(&self) -> anyhow::Result<Box<dyn coal_models::ChatModel>> {
+        bail!(
+            "[llm] backend = \"local\": this coal was built without the `local-llm` feature (cargo build -p coal --features local-llm)"
+        )
     }
 }
 
@@ -194,7 +272,9 @@ pub struct BuildArgs {
 
 impl BuildArgs {
     /// The chat model for triple extraction (`[llm]`), unless `--no-extraction`.
-    pub fn extraction_llm(&self) -> anyhow::Result<Option<(coal_models::OpenAiChat, usize)>> {
+    pub fn extraction_llm(
+        &self,
+    ) -> anyhow::Result<Option<(Box<dyn coal_models::ChatModel>, usize)>> {
         if self.no_extraction {
             return Ok(None);
         }

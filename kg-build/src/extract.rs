@@ -66,7 +66,10 @@ pub fn system_prompt() -> String {
         "你从中国法律条文中抽取知识三元组。只输出 JSON，不要任何其他文字。\
          格式：{{\"triples\":[{{\"subject\":\"…\",\"relation\":\"…\",\"object\":\"…\"}}]}}。\
          relation 只能是以下之一：{}。subject 和 object 用条文中的词语，不超过{MAX_TERM_CHARS}字。\
-         没有可抽取的内容时输出 {{\"triples\":[]}}。",
+         没有可抽取的内容时输出 {{\"triples\":[]}}。\
+         示例：输入《劳动法》第三条：劳动者享有平等就业的权利。用人单位应当支付劳动报酬。\
+         输出 {{\"triples\":[{{\"subject\":\"劳动者\",\"relation\":\"主体-权利\",\"object\":\"平等就业\"}},\
+         {{\"subject\":\"用人单位\",\"relation\":\"主体-义务\",\"object\":\"支付劳动报酬\"}}]}}",
         RELATIONS.join("、")
     )
 }
@@ -203,7 +206,7 @@ pub fn ask_cached<T>(
     }
     let mut last = String::new();
     for calls in 1..=ATTEMPTS {
-        match chat.complete(system, user) {
+        match chat.complete_json(system, user) {
             Ok(reply) => match parse(&reply) {
                 Ok(parsed) => {
                     // A failed cache write only means the next build asks again.
@@ -256,8 +259,14 @@ pub fn extract(
         articles: jobs.len(),
         ..Default::default()
     });
+    // A local model on the CPU generates one reply at a time whatever was asked for.
+    let workers = if chat.one_at_a_time() {
+        1
+    } else {
+        concurrency.max(1)
+    };
     std::thread::scope(|s| {
-        for _ in 0..concurrency.max(1) {
+        for _ in 0..workers {
             s.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);

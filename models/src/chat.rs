@@ -13,6 +13,18 @@ pub trait ChatModel: Send + Sync {
     /// Names the model and endpoint (for traces and caches).
     fn id(&self) -> &str;
     fn complete(&self, system: &str, user: &str) -> Result<String, ModelError>;
+
+    /// A reply that must be JSON: backends that can constrain generation (llama.cpp's
+    /// grammars) do; the others are asked in the prompt and checked by the caller.
+    fn complete_json(&self, system: &str, user: &str) -> Result<String, ModelError> {
+        self.complete(system, user)
+    }
+
+    /// Whether requests must not overlap (a local model on the CPU): callers then run
+    /// one at a time whatever concurrency they were given.
+    fn one_at_a_time(&self) -> bool {
+        false
+    }
 }
 
 /// The JSON of a reply, without the Markdown fences (```json … ```) models like to add

@@ -21,4 +21,6 @@ pub enum ModelError {
     Remote(String),
     #[error("chat endpoint {0}")]
     Chat(String),
+    #[error("local LLM: {0}")]
+    Local(String),
 }

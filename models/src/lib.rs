@@ -10,6 +10,8 @@ pub mod e5;
 mod embedder;
 mod error;
 mod http;
+#[cfg(feature = "local-llm")]
+pub mod local_llm;
 pub mod model_file;
 pub mod openai;
 
@@ -17,4 +19,6 @@ pub use chat::{ChatConfig, ChatModel, OpenAiChat};
 pub use e5::{E5Encoder, EncoderOptions, TextKind};
 pub use embedder::{Embedder, LocalE5, load_default_e5};
 pub use error::ModelError;
+#[cfg(feature = "local-llm")]
+pub use local_llm::{GenerationStats, LocalChat, LocalChatConfig};
 pub use openai::{OpenAiConfig, OpenAiEmbedder};

@@ -26,7 +26,7 @@ pub fn decompose(
     lexicon: &Lexicon,
 ) -> Result<Decomposition, String> {
     let q: String = q.chars().take(MAX_QUESTION_CHARS).collect();
-    let reply = chat.complete(SYSTEM, &q).map_err(|e| e.to_string())?;
+    let reply = chat.complete_json(SYSTEM, &q).map_err(|e| e.to_string())?;
     parse(&reply, &q, lexicon)
 }
 

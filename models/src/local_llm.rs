@@ -1,0 +1,282 @@
+//! A GGUF chat model run in-process by llama.cpp (the `local-llm` feature): the same
+//! [`ChatModel`] interface as the HTTP client, with the model's own chat template, a
+//! temperature, a bound on generated tokens and, where JSON is wanted, llama.cpp's JSON
+//! grammar so the reply parses.
+//!
+//! One generation runs at a time (a mutex): on a CPU the threads of one generation
+//! already use the machine, and two interleaved would each run at half speed.
+
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+
+use crate::ModelError;
+use crate::chat::ChatModel;
+
+/// llama.cpp's JSON grammar (MIT, from llama.cpp's `grammars/json.gbnf`).
+const JSON_GRAMMAR: &str = include_str!("json.gbnf");
+
+#[derive(Debug, Clone)]
+pub struct LocalChatConfig {
+    /// The GGUF file.
+    pub model_path: PathBuf,
+    /// Threads of one generation. 1 is fastest on a loaded 2-core machine: with more,
+    /// OpenMP's spin-waiting competes with everything else (MODELS.md measured 10x).
+    pub threads: i32,
+    pub temperature: f32,
+    /// Tokens generated at most per reply.
+    pub max_tokens: u32,
+    /// Prompt plus reply, in tokens (the KV cache's size).
+    pub context_tokens: u32,
+    /// Sampling seed (replies are reproducible for one seed, prompt and model).
+    pub seed: u32,
+}
+
+impl LocalChatConfig {
+    pub fn new(model_path: impl Into<PathBuf>) -> LocalChatConfig {
+        LocalChatConfig {
+            model_path: model_path.into(),
+            threads: 1,
+            temperature: 0.3,
+            max_tokens: 512,
+            context_tokens: 4096,
+            seed: 42,
+        }
+    }
+}
+
+/// What one reply cost: prompt tokens and their prefill time, generated tokens and
+/// their time.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GenerationStats {
+    pub prompt_tokens: usize,
+    pub prefill_secs: f64,
+    pub generated_tokens: usize,
+    pub generation_secs: f64,
+    /// The reply stopped at `max_tokens`, not at the end of its turn.
+    pub truncated: bool,
+}
+
+impl GenerationStats {
+    pub fn tokens_per_sec(&self) -> f64 {
+        if self.generation_secs > 0.0 {
+            self.generated_tokens as f64 / self.generation_secs
+        } else {
+            0.0
+        }
+    }
+}
+
+pub struct LocalChat {
+    config: LocalChatConfig,
+    id: String,
+    model: LlamaModel,
+    template: LlamaChatTemplate,
+    /// Held for the whole of a generation; holds the last reply's costs.
+    last: Mutex<GenerationStats>,
+}
+
+/// llama.cpp's backend may be initialized once per process.
+fn backend() -> Result<&'static LlamaBackend, ModelError> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            let mut b = LlamaBackend::init().map_err(|e| e.to_string())?;
+            // llama.cpp logs every tensor to stderr; library crates do not print.
+            b.void_logs();
+            Ok(b)
+        })
+        .as_ref()
+        .map_err(|e| ModelError::Local(format!("llama.cpp backend: {e}")))
+}
+
+impl LocalChat {
+    pub fn load(config: LocalChatConfig) -> Result<LocalChat, ModelError> {
+        let path = &config.model_path;
+        if !path.is_file() {
+            return Err(ModelError::Local(format!(
+                "{}: no such model file (`make llm-model` fetches one)",
+                path.display()
+            )));
+        }
+        check_gguf(path)?;
+        if config.threads < 1 || config.max_tokens == 0 || config.context_tokens < 256 {
+            return Err(ModelError::Local(format!(
+                "[llm] threads must be >= 1, max_tokens >= 1 and context_tokens >= 256 (got {}, {}, {})",
+                config.threads, config.max_tokens, config.context_tokens
+            )));
+        }
+        let model = LlamaModel::load_from_file(backend()?, path, &LlamaModelParams::default())
+            .map_err(|e| ModelError::Local(format!("{}: {e}", path.display())))?;
+        let template = model.chat_template(None).map_err(|e| {
+            ModelError::Local(format!(
+                "{}: no chat template in the file ({e})",
+                path.display()
+            ))
+        })?;
+        let name = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(LocalChat {
+            id: format!("local:{name}"),
+            config,
+            model,
+            template,
+            last: Mutex::new(GenerationStats::default()),
+        })
+    }
+
+    /// The costs of the last reply.
+    pub fn last_stats(&self) -> GenerationStats {
+        self.last.lock().map(|s| *s).unwrap_or_default()
+    }
+
+    /// The prompt as the model's chat template writes it, ending where the assistant's
+    /// turn begins.
+    pub fn prompt(&self, system: &str, user: &str) -> Result<String, ModelError> {
+        let msg = |role: &str, content: &str| {
+            LlamaChatMessage::new(role.to_owned(), content.to_owned())
+                .map_err(|e| ModelError::Local(format!("chat message: {e}")))
+        };
+        self.model
+            .apply_chat_template(
+                &self.template,
+                &[msg("system", system)?, msg("user", user)?],
+                true,
+            )
+            .map_err(|e| ModelError::Local(format!("chat template: {e}")))
+    }
+
+    fn generate(&self, system: &str, user: &str, json: bool) -> Result<String, ModelError> {
+        let mut last = self
+            .last
+            .lock()
+            .map_err(|_| ModelError::Local("an earlier generation panicked".into()))?;
+        let cfg = &self.config;
+        let prompt = self.prompt(system, user)?;
+        let tokens = self.model.vocab().tokenize(prompt.as_bytes(), false, true);
+        let budget = cfg.context_tokens as usize;
+        if tokens.len() + cfg.max_tokens as usize > budget {
+            return Err(ModelError::Local(format!(
+                "the prompt has {} tokens; with max_tokens {} it does not fit context_tokens {}",
+                tokens.len(),
+                cfg.max_tokens,
+                budget
+            )));
+        }
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(cfg.context_tokens))
+            .with_n_batch(cfg.context_tokens)
+            .with_n_threads(cfg.threads)
+            .with_n_threads_batch(cfg.threads);
+        let mut ctx = self
+            .model
+            .new_context(backend()?, params)
+            .map_err(|e| ModelError::Local(format!("context: {e}")))?;
+        let started = Instant::now();
+        let mut batch = LlamaBatch::new(tokens.len().max(1), 1);
+        let last_index = tokens.len() as i32 - 1;
+        for (i, t) in tokens.iter().enumerate() {
+            batch
+                .add(*t, i as i32, &[0], i as i32 == last_index)
+                .map_err(|e| ModelError::Local(format!("batch: {e}")))?;
+        }
+        ctx.decode(&mut batch)
+            .map_err(|e| ModelError::Local(format!("prefill: {e}")))?;
+        let prefill_secs = started.elapsed().as_secs_f64();
+        let mut samplers = Vec::new();
+        if json {
+            samplers.push(
+                LlamaSampler::grammar(&self.model, JSON_GRAMMAR, "root")
+                    .map_err(|e| ModelError::Local(format!("JSON grammar: {e}")))?,
+            );
+        }
+        if cfg.temperature > 0.0 {
+            samplers.push(LlamaSampler::top_k(40));
+            samplers.push(LlamaSampler::top_p(0.95, 1));
+            samplers.push(LlamaSampler::temp(cfg.temperature));
+            samplers.push(LlamaSampler::dist(cfg.seed));
+        } else {
+            samplers.push(LlamaSampler::greedy());
+        }
+        let mut sampler = LlamaSampler::chain_simple(samplers);
+        let started = Instant::now();
+        let mut bytes = Vec::new();
+        let mut pos = tokens.len() as i32;
+        let mut generated = 0usize;
+        let mut truncated = true;
+        while generated < cfg.max_tokens as usize {
+            let token = sampler.sample(&ctx, batch.n_tokens() - 1);
+            if self.model.vocab().is_eog(token) {
+                truncated = false;
+                break;
+            }
+            bytes.extend(self.model.vocab().token_to_piece(token, false, None));
+            generated += 1;
+            batch.clear();
+            batch
+                .add(token, pos, &[0], true)
+                .map_err(|e| ModelError::Local(format!("batch: {e}")))?;
+            pos += 1;
+            ctx.decode(&mut batch)
+                .map_err(|e| ModelError::Local(format!("generation: {e}")))?;
+        }
+        *last = GenerationStats {
+            prompt_tokens: tokens.len(),
+            prefill_secs,
+            generated_tokens: generated,
+            generation_secs: started.elapsed().as_secs_f64(),
+            truncated,
+        };
+        // Pieces are bytes: a character may span two tokens, so decode once at the end.
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+/// A GGUF file starts with `GGUF`; anything else (a truncated download, an HTML error
+/// page) is refused before llama.cpp reads it.
+fn check_gguf(path: &Path) -> Result<(), ModelError> {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .map_err(|e| ModelError::Io {
+            path: path.to_owned(),
+            source: e,
+        })?;
+    if &magic != b"GGUF" {
+        return Err(ModelError::Local(format!(
+            "{}: not a GGUF file (it starts with {:?})",
+            path.display(),
+            String::from_utf8_lossy(&magic)
+        )));
+    }
+    Ok(())
+}
+
+impl ChatModel for LocalChat {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn complete(&self, system: &str, user: &str) -> Result<String, ModelError> {
+        self.generate(system, user, false)
+    }
+
+    fn complete_json(&self, system: &str, user: &str) -> Result<String, ModelError> {
+        self.generate(system, user, true)
+    }
+
+    fn one_at_a_time(&self) -> bool {
+        true
+    }
+}

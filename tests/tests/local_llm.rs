@@ -1,0 +1,144 @@
+//! The real local LLM backend (llama.cpp in-process) on Qwen2.5-Coder-0.5B-Instruct:
+//! a question decomposition that parses, a triple extraction that passes the schema,
+//! and a generated answer whose citations all validate against the store.
+//!
+//! The model file comes from `make llm-model` (`.models/`, or `$COAL_LLM_MODEL`).
+//! Without it these tests have nothing to run on; `.ci/run` fetches it and sets
+//! `COAL_REQUIRE_LLM=1`, which turns a missing file into a failure.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use coal_models::{ChatModel, LocalChat, LocalChatConfig};
+use coal_tests::lawrefbook;
+use kg_store::Store;
+use query_engine::engine::{AskOptions, Engine};
+use query_engine::method::MethodConfig;
+
+fn model_path() -> Option<PathBuf> {
+    let path = std::env::var_os("COAL_LLM_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../.models/qwen2.5-coder-0.5b-instruct-q4.gguf"
+            ))
+        });
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("COAL_REQUIRE_LLM").is_none(),
+        "COAL_REQUIRE_LLM is set but {} is missing (make llm-model)",
+        path.display()
+    );
+    None
+}
+
+fn chat() -> Option<&'static LocalChat> {
+    static CHAT: OnceLock<Option<LocalChat>> = OnceLock::new();
+    CHAT.get_or_init(|| {
+        let mut cfg = LocalChatConfig::new(model_path()?);
+        // Greedy: the same reply on every run, and the shortest prompts that work.
+        cfg.temperature = 0.0;
+        cfg.max_tokens = 200;
+        cfg.context_tokens = 4096;
+        Some(LocalChat::load(cfg).expect("the GGUF model loads"))
+    })
+    .as_ref()
+}
+
+#[test]
+fn a_local_decomposition_parses() {
+    let Some(chat) = chat() else { return };
+    let q = "用人单位违法解除劳动合同的，应当支付多少赔偿金？";
+    let lexicon = query_engine::complexity::Lexicon::default();
+    let d = query_engine::complexity::llm::decompose(chat, q, &lexicon)
+        .unwrap_or_else(|e| panic!("the local model's decomposition did not parse: {e}"));
+    assert!(!d.sub_queries.is_empty(), "{d:?}");
+    let s = chat.last_stats();
+    assert!(s.prompt_tokens > 20 && s.generated_tokens > 0, "{s:?}");
+    assert!(s.tokens_per_sec() > 0.0);
+}
+
+#[test]
+fn a_local_extraction_gives_schema_valid_triples() {
+    let Some(chat) = chat() else { return };
+    let user = kg_build::extract::user_prompt(
+        "中华人民共和国劳动合同法",
+        "第七条",
+        "用人单位自用工之日起即与劳动者建立劳动关系。用人单位应当建立职工名册备查。",
+    );
+    // The JSON grammar makes the reply parse; the schema check keeps valid triples only.
+    let reply = chat
+        .complete_json(&kg_build::extract::system_prompt(), &user)
+        .unwrap();
+    let (triples, invalid) = kg_build::extract::parse_reply(&reply)
+        .unwrap_or_else(|e| panic!("reply {reply:?} is not the schema's JSON: {e}"));
+    assert!(
+        !triples.is_empty(),
+        "no valid triple ({invalid} invalid): {reply}"
+    );
+    for t in &triples {
+        assert!(
+            kg_build::extract::RELATIONS.contains(&t.relation.as_str()),
+            "{t:?}"
+        );
+    }
+}
+
+#[test]
+fn a_local_answer_cites_only_articles_of_the_store() {
+    let Some(chat) = chat() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("profile.txt");
+    std::fs::write(&profile, "社会法/劳动合同法(2012-12-28).md").unwrap();
+    let opts = kg_build::BuildOptions {
+        corpus: coal_corpus::CorpusSpec::folder(lawrefbook()).with_profile(profile),
+        store: dir.path().join("store"),
+        db_url: None,
+        strict: false,
+        structure_only: false,
+        incremental: true,
+        recluster_share: kg_build::domains::RECLUSTER_SHARE,
+    };
+    let e5 = coal_models::load_default_e5(None, 2, false).expect("the embedding model");
+    tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(kg_build::build(&opts, Some(&e5), &kg_build::Quiet))
+        .unwrap();
+    let store = Store::open(dir.path().join("store"), false).unwrap();
+    let mut engine = Engine::open(&store, Some(Box::new(e5)), MethodConfig::default()).unwrap();
+    struct Shared(&'static LocalChat);
+    impl ChatModel for Shared {
+        fn id(&self) -> &str {
+            self.0.id()
+        }
+        fn complete(&self, s: &str, u: &str) -> Result<String, coal_models::ModelError> {
+            self.0.complete(s, u)
+        }
+        fn complete_json(&self, s: &str, u: &str) -> Result<String, coal_models::ModelError> {
+            self.0.complete_json(s, u)
+        }
+    }
+    engine.set_chat(Box::new(Shared(chat)));
+    let a = engine
+        .ask(
+            "用人单位解除劳动合同需要支付经济补偿吗？",
+            &AskOptions::default(),
+        )
+        .unwrap();
+    assert!(
+        a.generated_by
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("local:"),
+        "{a:?}"
+    );
+    assert!(!a.answer.trim().is_empty());
+    // Every citation left after validation is an article of this store.
+    assert!(!a.citations.is_empty());
+    for c in &a.citations {
+        assert!(engine.is_article(&c.iri), "{c:?}");
+    }
+}
