@@ -230,12 +230,20 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
     table.push('\n');
     let mut json = serde_json::Map::new();
     let mut per_item = String::new();
+    let mut decomposers = Vec::new();
     for (set, items) in args.questions.load()? {
         let (items, gold) =
             crate::search_cmd::gold_items(&gold_map, &set, items, args.questions.within_store)?;
         let mut per_set = serde_json::Map::new();
         for v in &variants {
-            let r = evaluate(&engine, &items, &gold, *v)?;
+            let r = evaluate(&engine, &items, &gold, *v, args.extractive)?;
+            if r.decomposed_by.keys().any(|k| k != "rules") {
+                decomposers.push(format!(
+                    "{set} {}: decomposed by {:?}",
+                    v.name(),
+                    r.decomposed_by
+                ));
+            }
             let tier = |t: u8| r.tiers.get(&t).copied().unwrap_or(0);
             table.push_str(&format!(
                 "| {set} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {:.3} | {:.3} | {:.3} | {:.2} | {:.3} | {:.3} | {:.3} | {:.3} | {}/{}/{}/{} | {:.1} | {:.1} | {} |\n",
@@ -286,6 +294,9 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
         writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
     } else {
         write!(out, "{table}")?;
+        for d in &decomposers {
+            writeln!(out, "{d}")?;
+        }
     }
     Ok(())
 }

@@ -11,12 +11,17 @@ const PROBLEMS_SHOWN: usize = 20;
 pub fn run(args: BuildArgs) -> anyhow::Result<()> {
     let embedder = args.embedder()?;
     let llm = args.extraction_llm()?;
+    let select = kg_build::ExtractSelection {
+        laws: args.extract_laws.clone(),
+        limit: args.extract_limit,
+    };
     let (opts, json) = args.into_options()?;
     let bars = Bars::new();
     let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let extraction = llm.as_ref().map(|(chat, n)| kg_build::Extraction {
         chat: chat.as_ref(),
         concurrency: *n,
+        select: select.clone(),
     });
     let result = rt.block_on(kg_build::build_with_llm(
         &opts,
@@ -194,6 +199,19 @@ fn print_summary(s: &kg_build::BuildSummary, store: &std::path::Path) {
             "  extraction ({}): {} articles, {} calls, {} from cache, {} triples ({} invalid dropped), {} skipped",
             e.model, e.articles, e.calls, e.from_cache, e.triples, e.invalid_triples, e.skipped
         );
+        if let Some(g) = e.generation.filter(|g| g.replies > 0) {
+            println!(
+                "  generation: {} replies, {:.1} s each ({:.1} s prefill of {} prompt tokens, {:.1} s for {} tokens at {:.1} tokens/s), {} cut at max_tokens",
+                g.replies,
+                (g.prefill_secs + g.generation_secs) / g.replies as f64,
+                g.prefill_secs / g.replies as f64,
+                g.prompt_tokens / g.replies,
+                g.generation_secs / g.replies as f64,
+                g.generated_tokens / g.replies,
+                g.tokens_per_sec(),
+                g.truncated
+            );
+        }
         for x in &e.skipped_examples {
             eprintln!("warning: extraction skipped {x}");
         }

@@ -255,6 +255,13 @@ pub struct BuildArgs {
     /// Skip the LLM triple extraction even when `[llm]` is configured.
     #[arg(long)]
     pub no_extraction: bool,
+    /// Extract triples only from laws whose title contains this (repeatable), e.g.
+    /// `--extract-law 劳动合同法`.
+    #[arg(long = "extract-law", value_name = "TITLE")]
+    pub extract_laws: Vec<String>,
+    /// Extract triples from at most this many articles (in corpus order).
+    #[arg(long, value_name = "N")]
+    pub extract_limit: Option<usize>,
     /// Build everything anew instead of starting from the current build and rewriting
     /// only what changed (embeddings and LLM replies stay cached either way).
     #[arg(long)]
@@ -665,6 +672,10 @@ pub struct EvalAnswerArgs {
     /// When a cited article counts as a gold one: `text` or `number` (see `eval retrieval`).
     #[arg(long, value_enum, default_value = "text")]
     pub gold_match: GoldMatchArg,
+    /// With `[llm]`: the model decomposes the questions but the answers stay extractive
+    /// (routing with LLM decomposition, without the cost of generation).
+    #[arg(long)]
+    pub extractive: bool,
     #[command(flatten)]
     pub bm25: Bm25Args,
     #[command(flatten)]

@@ -1502,6 +1502,24 @@ fn protocol_llm_triple_extraction_survives_bad_replies_and_caches_good_ones() {
     assert_eq!(e["from_cache"], 3, "{e}");
     assert_eq!(e["skipped"], 0, "{e}");
     assert_eq!(e["calls"], 2, "{e}");
+    // A part of the corpus: the first two articles, or only the laws named.
+    let part = build_with(
+        &store,
+        &fixtures().join("versions"),
+        &["--config", c, "--extract-limit", "2"],
+    );
+    assert_eq!(part["extraction"]["articles"], 2, "{}", part["extraction"]);
+    assert_eq!(
+        part["extraction"]["from_cache"], 2,
+        "{}",
+        part["extraction"]
+    );
+    let none = build_with(
+        &store,
+        &fixtures().join("versions"),
+        &["--config", c, "--extract-law", "火星殖民法"],
+    );
+    assert_eq!(none["extraction"]["articles"], 0, "{}", none["extraction"]);
     // And a build that may not use the LLM makes no call at all.
     let before = rt.block_on(server.received_requests()).unwrap().len();
     build_with(

@@ -59,6 +59,8 @@ pub struct ExtractReport {
     /// Articles skipped after every attempt failed, with the reason (first 20).
     pub skipped: usize,
     pub skipped_examples: Vec<String>,
+    /// Tokens and seconds of the replies this extraction generated (backends that count).
+    pub generation: Option<coal_models::ChatTotals>,
 }
 
 pub fn system_prompt() -> String {
@@ -260,6 +262,7 @@ pub fn extract(
         ..Default::default()
     });
     // A local model on the CPU generates one reply at a time whatever was asked for.
+    let before = chat.totals();
     let workers = if chat.one_at_a_time() {
         1
     } else {
@@ -305,7 +308,12 @@ pub fn extract(
         .into_iter()
         .map(|(i, t)| (jobs[i].iri.clone(), t))
         .collect();
-    (out, report.into_inner().unwrap())
+    let mut report = report.into_inner().unwrap();
+    report.generation = chat
+        .totals()
+        .zip(before)
+        .map(|(after, before)| after.since(&before));
+    (out, report)
 }
 
 #[cfg(test)]

@@ -181,6 +181,22 @@ pub async fn build(
 pub struct Extraction<'a> {
     pub chat: &'a dyn coal_models::ChatModel,
     pub concurrency: usize,
+    /// Which articles to extract from (a slow local model need not read them all).
+    pub select: ExtractSelection,
+}
+
+/// A part of the corpus to extract triples from: the laws whose title contains one of
+/// `laws` (all when empty), then at most `limit` articles of them in corpus order.
+#[derive(Debug, Clone, Default)]
+pub struct ExtractSelection {
+    pub laws: Vec<String>,
+    pub limit: Option<usize>,
+}
+
+impl ExtractSelection {
+    pub fn takes_law(&self, title: &str) -> bool {
+        self.laws.is_empty() || self.laws.iter().any(|l| title.contains(l.as_str()))
+    }
 }
 
 /// [`build`], with triples extracted by an LLM when one is given.

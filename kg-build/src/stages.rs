@@ -17,6 +17,7 @@ use crate::{
 pub(crate) struct Llm<'a> {
     pub chat: &'a dyn coal_models::ChatModel,
     pub concurrency: usize,
+    pub select: crate::ExtractSelection,
     pub replies: extract::ReplyCache,
 }
 
@@ -28,6 +29,7 @@ impl<'a> Llm<'a> {
         Ok(Llm {
             chat: llm.chat,
             concurrency: llm.concurrency,
+            select: llm.select.clone(),
             replies,
         })
     }
@@ -334,6 +336,11 @@ pub(crate) fn extract_stage(
     let mut jobs = Vec::new();
     let mut version_of = HashMap::new();
     for a in placed_articles(corpus) {
+        if !llm.select.takes_law(&a.version.title)
+            || llm.select.limit.is_some_and(|n| jobs.len() >= n)
+        {
+            continue;
+        }
         version_of.insert(a.iri.clone(), a.version_iri.to_string());
         jobs.push(extract::Job {
             user: extract::user_prompt(&a.version.title, &a.article.label, &a.article.body()),

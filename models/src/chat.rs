@@ -25,6 +25,46 @@ pub trait ChatModel: Send + Sync {
     fn one_at_a_time(&self) -> bool {
         false
     }
+
+    /// What the replies so far cost, for backends that count it (the local one).
+    fn totals(&self) -> Option<ChatTotals> {
+        None
+    }
+}
+
+/// Replies generated, tokens and seconds, summed since the model was loaded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct ChatTotals {
+    pub replies: usize,
+    pub prompt_tokens: usize,
+    pub prefill_secs: f64,
+    pub generated_tokens: usize,
+    pub generation_secs: f64,
+    /// Replies cut at the token bound.
+    pub truncated: usize,
+}
+
+impl ChatTotals {
+    /// What was spent between `earlier` and `self`.
+    pub fn since(&self, earlier: &ChatTotals) -> ChatTotals {
+        ChatTotals {
+            replies: self.replies - earlier.replies,
+            prompt_tokens: self.prompt_tokens - earlier.prompt_tokens,
+            prefill_secs: self.prefill_secs - earlier.prefill_secs,
+            generated_tokens: self.generated_tokens - earlier.generated_tokens,
+            generation_secs: self.generation_secs - earlier.generation_secs,
+            truncated: self.truncated - earlier.truncated,
+        }
+    }
+
+    /// Generated tokens per second of generation.
+    pub fn tokens_per_sec(&self) -> f64 {
+        if self.generation_secs > 0.0 {
+            self.generated_tokens as f64 / self.generation_secs
+        } else {
+            0.0
+        }
+    }
 }
 
 /// The JSON of a reply, without the Markdown fences (```json … ```) models like to add

@@ -15,7 +15,7 @@ pub mod local_llm;
 pub mod model_file;
 pub mod openai;
 
-pub use chat::{ChatConfig, ChatModel, OpenAiChat};
+pub use chat::{ChatConfig, ChatModel, ChatTotals, OpenAiChat};
 pub use e5::{E5Encoder, EncoderOptions, TextKind};
 pub use embedder::{Embedder, LocalE5, load_default_e5};
 pub use error::ModelError;

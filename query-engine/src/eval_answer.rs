@@ -98,6 +98,9 @@ pub struct AnswerReport {
     pub rouge_l: f64,
     pub bleu4: f64,
     pub tiers: BTreeMap<u8, usize>,
+    /// Questions by what decomposed them: `rules`, or a chat model's id (a model whose
+    /// reply did not parse leaves the question to the rules).
+    pub decomposed_by: BTreeMap<String, usize>,
     pub p50_ms: f64,
     pub p95_ms: f64,
     /// Citations that are not articles of the store (must be 0).
@@ -111,6 +114,7 @@ pub struct AnswerReport {
 pub struct ItemResult {
     pub id: String,
     pub tier: u8,
+    pub decomposed_by: String,
     pub kind: crate::engine::AnswerKind,
     pub cited: Vec<String>,
     pub f1: Option<f64>,
@@ -140,8 +144,10 @@ pub fn evaluate(
     items: &[EvalItem],
     gold: &[Vec<HashSet<String>>],
     variant: Variant,
+    extractive: bool,
 ) -> Result<AnswerReport, QueryError> {
-    let opts = variant.options();
+    let mut opts = variant.options();
+    opts.extractive = extractive;
     let mut r = AnswerReport {
         questions: items.len(),
         ..Default::default()
@@ -152,6 +158,9 @@ pub fn evaluate(
         let a = engine.ask(&item.question, &opts)?;
         lat.push(t.elapsed().as_secs_f64() * 1e3);
         *r.tiers.entry(a.tier).or_default() += 1;
+        *r.decomposed_by
+            .entry(a.trace.decomposed_by.clone())
+            .or_default() += 1;
         let cited: Vec<String> = a.citations.iter().map(|c| c.iri.clone()).collect();
         r.invalid_citations += cited.iter().filter(|c| !engine.is_article(c)).count();
         let prf = article_prf(&cited, golds);
@@ -165,6 +174,7 @@ pub fn evaluate(
         r.per_item.push(ItemResult {
             id: item.id.clone(),
             tier: a.tier,
+            decomposed_by: a.trace.decomposed_by.clone(),
             kind: a.kind.clone(),
             cited: cited.clone(),
             f1: prf.map(|x| x.2),

@@ -54,6 +54,9 @@ pub struct AskOptions {
     pub fixed_top: Option<usize>,
     /// Answer from the versions in force on this date (`YYYY-MM-DD`) instead of the latest.
     pub as_of: Option<String>,
+    /// With a chat model: let it decompose the question but write the extractive answer
+    /// (what the routing and retrieval gain from the model, without generation's cost).
+    pub extractive: bool,
 }
 
 pub struct Engine {
@@ -65,7 +68,6 @@ pub struct Engine {
     /// Every version of every law (not only the latest), by version IRI.
     validity: HashMap<String, lookup::Validity>,
     chat: Option<Box<dyn coal_models::ChatModel>>,
-    /// How long loading the statute graph took, in milliseconds.
     /// Wall time of each start-up stage (indexes, graph file, graph, linker, lexicon).
     open_ms: Vec<(&'static str, f64)>,
     /// Path-search buffers (one per concurrent question), reused across questions.
@@ -310,7 +312,7 @@ impl Engine {
         laps.lap("context");
         let exists = |law: &str, label: &str| self.article_exists(law, label);
         let written = answer::write(
-            self.chat.as_deref(),
+            self.chat.as_deref().filter(|_| !opts.extractive),
             &a.question,
             context,
             &exists,
