@@ -236,7 +236,25 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
             crate::search_cmd::gold_items(&gold_map, &set, items, args.questions.within_store)?;
         let mut per_set = serde_json::Map::new();
         for v in &variants {
+            let before = engine.chat_totals();
             let r = evaluate(&engine, &items, &gold, *v, args.extractive)?;
+            if let (Some(after), Some(before)) = (engine.chat_totals(), before) {
+                let g = after.since(&before);
+                if g.replies > 0 {
+                    let n = g.replies as f64;
+                    decomposers.push(format!(
+                        "{set} {}: {} model replies, per reply {:.1} s prefill ({} prompt tokens) + {:.1} s generation ({} tokens, {:.1} tokens/s), {} cut at max_tokens",
+                        v.name(),
+                        g.replies,
+                        g.prefill_secs / n,
+                        g.prompt_tokens / g.replies,
+                        g.generation_secs / n,
+                        g.generated_tokens / g.replies,
+                        g.tokens_per_sec(),
+                        g.truncated
+                    ));
+                }
+            }
             if r.decomposed_by.keys().any(|k| k != "rules") {
                 decomposers.push(format!(
                     "{set} {}: decomposed by {:?}",

@@ -37,8 +37,13 @@ fn the_hand_checked_extraction_sample_is_real_and_reports_its_precision() {
     for c in &checked {
         let law = articles.entry(c.law.clone()).or_insert_with(|| {
             let bytes = std::fs::read(lawrefbook().join(&c.law)).expect("the statute file");
-            let v = coal_corpus::parse_file(&c.law, &bytes).version.expect("parses");
-            v.articles.iter().map(|a| (a.label.clone(), a.text())).collect()
+            let v = coal_corpus::parse_file(&c.law, &bytes)
+                .version
+                .expect("parses");
+            v.articles
+                .iter()
+                .map(|a| (a.label.clone(), a.text()))
+                .collect()
         });
         let article = law
             .get(&c.article)

@@ -213,6 +213,11 @@ impl Engine {
         self.chat = Some(chat);
     }
 
+    /// What the chat model's replies have cost so far (backends that count it).
+    pub fn chat_totals(&self) -> Option<coal_models::ChatTotals> {
+        self.chat.as_ref().and_then(|c| c.totals())
+    }
+
     pub fn config(&self) -> &MethodConfig {
         &self.cfg
     }
