@@ -58,6 +58,31 @@ pub fn build_store(profile_path: PathBuf, structure_only: bool) -> BuiltStore {
     BuiltStore { dir, summary }
 }
 
+/// Builds the LawRefBook `files` (paths relative to its folder) with `embedder` into
+/// `DIR/store` of a new temporary folder.
+pub fn build_files(
+    files: &[&str],
+    embedder: Option<&dyn coal_models::Embedder>,
+) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("profile.txt");
+    std::fs::write(&profile, files.join("\n")).unwrap();
+    let opts = kg_build::BuildOptions {
+        corpus: coal_corpus::CorpusSpec::folder(lawrefbook()).with_profile(profile),
+        store: dir.path().join("store"),
+        db_url: None,
+        strict: false,
+        structure_only: false,
+        incremental: true,
+        recluster_share: kg_build::domains::RECLUSTER_SHARE,
+    };
+    tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(kg_build::build(&opts, embedder, &kg_build::Quiet))
+        .unwrap();
+    dir
+}
+
 /// A SELECT query's rows: literals as their value, IRIs whole, unbound as "".
 pub fn select(store: &kg_store::Store, q: &str) -> Vec<Vec<String>> {
     use kg_store::oxigraph::model::Term;

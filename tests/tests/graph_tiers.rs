@@ -4,7 +4,6 @@
 
 use std::sync::OnceLock;
 
-use coal_tests::lawrefbook;
 use kg_store::Store;
 use query_engine::engine::{AskOptions, Engine};
 use query_engine::graph::paths::{Bounds, Scratch, ShortestPaths, describe};
@@ -31,23 +30,8 @@ fn model() -> coal_models::LocalE5 {
 fn store_dir() -> &'static std::path::Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let profile = dir.path().join("profile.txt");
-        std::fs::write(&profile, FILES.join("\n")).unwrap();
-        let opts = kg_build::BuildOptions {
-            corpus: coal_corpus::CorpusSpec::folder(lawrefbook()).with_profile(profile),
-            store: dir.path().join("store"),
-            db_url: None,
-            strict: false,
-            structure_only: false,
-            incremental: true,
-            recluster_share: kg_build::domains::RECLUSTER_SHARE,
-        };
         let e = model();
-        tokio::runtime::Runtime::new()
-            .unwrap()
-            .block_on(kg_build::build(&opts, Some(&e), &kg_build::Quiet))
-            .unwrap();
+        let dir = coal_tests::build_files(FILES, Some(&e));
         dir
     })
     .path()

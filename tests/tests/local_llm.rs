@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use coal_models::{ChatModel, LocalChat, LocalChatConfig};
-use coal_tests::lawrefbook;
 use kg_store::Store;
 use query_engine::engine::{AskOptions, Engine};
 use query_engine::method::MethodConfig;
@@ -90,23 +89,8 @@ fn a_local_extraction_gives_schema_valid_triples() {
 #[test]
 fn a_local_answer_cites_only_articles_of_the_store() {
     let Some(chat) = chat() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("profile.txt");
-    std::fs::write(&profile, "社会法/劳动合同法(2012-12-28).md").unwrap();
-    let opts = kg_build::BuildOptions {
-        corpus: coal_corpus::CorpusSpec::folder(lawrefbook()).with_profile(profile),
-        store: dir.path().join("store"),
-        db_url: None,
-        strict: false,
-        structure_only: false,
-        incremental: true,
-        recluster_share: kg_build::domains::RECLUSTER_SHARE,
-    };
     let e5 = coal_models::load_default_e5(None, 2, false).expect("the embedding model");
-    tokio::runtime::Runtime::new()
-        .unwrap()
-        .block_on(kg_build::build(&opts, Some(&e5), &kg_build::Quiet))
-        .unwrap();
+    let dir = coal_tests::build_files(&["社会法/劳动合同法(2012-12-28).md"], Some(&e5));
     let store = Store::open(dir.path().join("store"), false).unwrap();
     let mut engine = Engine::open(&store, Some(Box::new(e5)), MethodConfig::default()).unwrap();
     struct Shared(&'static LocalChat);
