@@ -1,31 +1,14 @@
 //! The `coal` binary end to end on small fixture statutes: real RocksDB store, real SQLite.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn coal(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_coal"))
-        .args(args)
-        .env_remove("COAL_STORE")
-        .env_remove("COAL_CORPUS")
-        .env(
-            "COAL_MODEL",
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/models/e5-small-q4.bin"),
-        )
-        .output()
-        .unwrap()
-}
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{coal, stderr, stdout};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/tests/fixtures")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn build(store: &Path, corpus: &Path) -> serde_json::Value {

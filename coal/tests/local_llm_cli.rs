@@ -8,24 +8,6 @@ use std::path::{Path, PathBuf};
 
 use common::{build, coal, fixture, stderr};
 
-fn llm_model() -> Option<PathBuf> {
-    let path = std::env::var_os("COAL_LLM_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../.models/qwen2.5-coder-0.5b-instruct-q4.gguf")
-        });
-    if path.is_file() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var_os("COAL_REQUIRE_LLM").is_none(),
-        "COAL_REQUIRE_LLM is set but {} is missing (make llm-model)",
-        path.display()
-    );
-    None
-}
-
 /// The shipped example with its model path made absolute (tests run elsewhere).
 fn example_config(dir: &Path, model: &Path) -> PathBuf {
     let example = std::fs::read_to_string(
@@ -49,7 +31,9 @@ fn example_config(dir: &Path, model: &Path) -> PathBuf {
 
 #[test]
 fn the_example_local_config_answers_with_the_local_model() {
-    let Some(model) = llm_model() else { return };
+    let Some(model) = coal_tests::local_llm_model() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     build(&store, &fixture("graph"));

@@ -58,6 +58,29 @@ pub fn build_store(profile_path: PathBuf, structure_only: bool) -> BuiltStore {
     BuiltStore { dir, summary }
 }
 
+/// The local chat model the real-LLM tests run on: `$COAL_LLM_MODEL`, else the 0.5B file
+/// `make llm-model` writes to `.models/`. `None` when it is absent, unless
+/// `COAL_REQUIRE_LLM` is set (CI), which makes a missing model a failure.
+pub fn local_llm_model() -> Option<PathBuf> {
+    let path = std::env::var_os("COAL_LLM_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../.models/qwen2.5-coder-0.5b-instruct-q4.gguf"
+            ))
+        });
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("COAL_REQUIRE_LLM").is_none(),
+        "COAL_REQUIRE_LLM is set but {} is missing (make llm-model)",
+        path.display()
+    );
+    None
+}
+
 /// Builds the LawRefBook `files` (paths relative to its folder) with `embedder` into
 /// `DIR/store` of a new temporary folder.
 pub fn build_files(

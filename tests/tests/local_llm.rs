@@ -6,7 +6,6 @@
 //! Without it these tests have nothing to run on; `.ci/run` fetches it and sets
 //! `COAL_REQUIRE_LLM=1`, which turns a missing file into a failure.
 
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use coal_models::{ChatModel, LocalChat, LocalChatConfig};
@@ -14,30 +13,10 @@ use kg_store::Store;
 use query_engine::engine::{AskOptions, Engine};
 use query_engine::method::MethodConfig;
 
-fn model_path() -> Option<PathBuf> {
-    let path = std::env::var_os("COAL_LLM_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../.models/qwen2.5-coder-0.5b-instruct-q4.gguf"
-            ))
-        });
-    if path.is_file() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var_os("COAL_REQUIRE_LLM").is_none(),
-        "COAL_REQUIRE_LLM is set but {} is missing (make llm-model)",
-        path.display()
-    );
-    None
-}
-
 fn chat() -> Option<&'static LocalChat> {
     static CHAT: OnceLock<Option<LocalChat>> = OnceLock::new();
     CHAT.get_or_init(|| {
-        let mut cfg = LocalChatConfig::new(model_path()?);
+        let mut cfg = LocalChatConfig::new(coal_tests::local_llm_model()?);
         // Greedy: the same reply on every run, and the shortest prompts that work.
         cfg.temperature = 0.0;
         cfg.max_tokens = 200;
