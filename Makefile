@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper calibrate calibrate-folds eval-retrieval fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated calibrate calibrate-folds eval-retrieval fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -146,6 +146,19 @@ SOCIAL16_STORE ?= /tmp/coal-social16-store
 eval-paper: coal model
 	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(SOCIAL16_STORE) >/dev/null
 	$(COAL) eval answer --store $(SOCIAL16_STORE) --within-store \
+		--set $(SHARED)/eval/lawbench-3-8.dev.jsonl --set $(SHARED)/eval/sociallawqa.dev.jsonl
+
+# Generated answers on the paper's setting (the local 0.5B model of examples/coal.local-llm.toml
+# writes them; the rules decompose) next to the extractive answers on the same items:
+# lawbench-3-8.dev's 55 in-store items and the first 100 of sociallawqa.dev's.
+GENERATED_CONFIG ?= /tmp/coal-generated.toml
+eval-paper-generated: coal model llm-model
+	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(SOCIAL16_STORE) >/dev/null
+	cat coal.toml examples/coal.local-llm.toml > $(GENERATED_CONFIG)
+	$(COAL) eval answer --store $(SOCIAL16_STORE) --within-store --limit 100 --variants routed \
+		--set $(SHARED)/eval/lawbench-3-8.dev.jsonl --set $(SHARED)/eval/sociallawqa.dev.jsonl
+	$(COAL) eval answer --store $(SOCIAL16_STORE) --within-store --limit 100 --variants routed \
+		--config $(GENERATED_CONFIG) --rule-decomposition \
 		--set $(SHARED)/eval/lawbench-3-8.dev.jsonl --set $(SHARED)/eval/sociallawqa.dev.jsonl
 
 # The query side's statute graph: nodes, edges, memory and load time on the eval profile

@@ -224,7 +224,7 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
     let mut gold_map = crate::search_cmd::gold_map(&store, args.store.db_url.as_deref())?;
     gold_map.matching = args.gold_match.matching();
     let mut table = String::from(
-        "| set | variant | n | P | R | F1 | hit@1 | R@10 | R@100 | 2+ gold n | F1 2+ | R@10 2+ | R@100 2+ | context | ROUGE-1 | ROUGE-2 | ROUGE-L | BLEU-4 | tiers 1/2/3/4 | p50 ms | p95 ms | invalid citations |\n|",
+        "| set | variant | n | P | R | F1 | hit@1 | R@10 | R@100 | 2+ gold n | F1 2+ | R@10 2+ | R@100 2+ | context | ROUGE-1 | ROUGE-2 | ROUGE-L | BLEU-4 | tiers 1/2/3/4 | p50 ms | p95 ms | invalid / removed citations |\n|",
     );
     table.push_str(&"---|".repeat(22));
     table.push('\n');
@@ -232,12 +232,20 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
     let mut per_item = String::new();
     let mut decomposers = Vec::new();
     for (set, items) in args.questions.load()? {
-        let (items, gold) =
-            crate::search_cmd::gold_items(&gold_map, &set, items, args.questions.within_store)?;
+        let (items, gold) = crate::search_cmd::gold_items(&gold_map, &set, items, &args.questions)?;
         let mut per_set = serde_json::Map::new();
         for v in &variants {
             let before = engine.chat_totals();
-            let r = evaluate(&engine, &items, &gold, *v, args.extractive)?;
+            let r = evaluate(
+                &engine,
+                &items,
+                &gold,
+                *v,
+                query_engine::eval_answer::ModelUse {
+                    extractive: args.extractive,
+                    rule_decomposition: args.rule_decomposition,
+                },
+            )?;
             if let (Some(after), Some(before)) = (engine.chat_totals(), before) {
                 let g = after.since(&before);
                 if g.replies > 0 {
@@ -264,7 +272,7 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
             }
             let tier = |t: u8| r.tiers.get(&t).copied().unwrap_or(0);
             table.push_str(&format!(
-                "| {set} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {:.3} | {:.3} | {:.3} | {:.2} | {:.3} | {:.3} | {:.3} | {:.3} | {}/{}/{}/{} | {:.1} | {:.1} | {} |\n",
+                "| {set} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {:.3} | {:.3} | {:.3} | {:.2} | {:.3} | {:.3} | {:.3} | {:.3} | {}/{}/{}/{} | {:.1} | {:.1} | {}/{} |\n",
                 v.name(),
                 r.questions,
                 r.precision,
@@ -288,7 +296,8 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
                 tier(4),
                 r.p50_ms,
                 r.p95_ms,
-                r.invalid_citations
+                r.invalid_citations,
+                r.removed_citations
             ));
             per_set.insert(v.name(), serde_json::to_value(&r)?);
             for it in &r.per_item {
@@ -334,8 +343,7 @@ pub fn calibrate(args: crate::config::CalibrateArgs) -> anyhow::Result<()> {
     let mut obs = Vec::new();
     let mut by_set = Vec::new();
     for (set, items) in args.questions.load()? {
-        let (items, gold) =
-            crate::search_cmd::gold_items(&gold_map, &set, items, args.questions.within_store)?;
+        let (items, gold) = crate::search_cmd::gold_items(&gold_map, &set, items, &args.questions)?;
         let o = observe(&engine, &items, &gold)?;
         obs.extend(o.iter().cloned());
         by_set.push((set, o));

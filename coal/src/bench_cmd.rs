@@ -193,3 +193,71 @@ pub fn ask(args: crate::config::BenchAskArgs) -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// `coal bench llm`: the local chat model's prefill and generation speed for each thread
+/// setting, on prompts built from real articles (greedy, so every setting generates the
+/// same tokens).
+#[cfg(feature = "local-llm")]
+pub fn llm(args: crate::config::BenchLlmArgs) -> anyhow::Result<()> {
+    use coal_models::{LocalChat, LocalChatConfig};
+    let spec = coal_corpus::CorpusSpec::folder(&args.corpus).with_profile(&args.profile);
+    let corpus =
+        coal_corpus::load_corpus(&spec, &|_, _| {}).context("reading the benchmark corpus")?;
+    // Articles long enough to make a prompt of a few hundred tokens, as `ask` sends.
+    let texts: Vec<String> = corpus
+        .versions()
+        .flat_map(|v| v.articles.iter().map(|a| a.text()))
+        .filter(|t| t.chars().count() > 150)
+        .take(args.prompts)
+        .collect();
+    anyhow::ensure!(
+        !texts.is_empty(),
+        "no article of the profile is long enough"
+    );
+    let system = "你是法律助手。只根据给出的条文回答，并注明条文。";
+    println!(
+        "| threads | batch threads | prompt tokens | prefill tokens/s | generated | generation tokens/s | s per reply |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for &threads in &args.threads {
+        for &batch_threads in args.batch_threads.as_deref().unwrap_or(&[threads]) {
+            let mut cfg = LocalChatConfig::new(&args.model_path);
+            cfg.threads = threads;
+            cfg.batch_threads = batch_threads;
+            cfg.temperature = 0.0;
+            cfg.max_tokens = args.max_tokens;
+            let chat = LocalChat::load(cfg)?;
+            let (mut prefill, mut generation, mut total) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut prompt_tokens, mut generated) = (0, 0);
+            for _ in 0..args.repeat {
+                for t in &texts {
+                    let user = format!("条文：{t}\n问题：这一条规定了什么？");
+                    coal_models::ChatModel::complete(&chat, system, &user)?;
+                    let s = chat.last_stats();
+                    prefill.push(s.prompt_tokens as f64 / s.prefill_secs.max(1e-9));
+                    generation.push(s.tokens_per_sec());
+                    total.push(s.prefill_secs + s.generation_secs);
+                    prompt_tokens += s.prompt_tokens;
+                    generated += s.generated_tokens;
+                }
+            }
+            let n = prefill.len();
+            println!(
+                "| {threads} | {batch_threads} | {:.0} | {:.0} | {:.0} | {:.1} | {:.2} |",
+                prompt_tokens as f64 / n as f64,
+                median(&mut prefill),
+                generated as f64 / n as f64,
+                median(&mut generation),
+                median(&mut total)
+            );
+        }
+    }
+    println!("medians over {} replies per row", texts.len() * args.repeat);
+    Ok(())
+}
+
+#[cfg(feature = "local-llm")]
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}

@@ -196,9 +196,24 @@ fn print_summary(s: &kg_build::BuildSummary, store: &std::path::Path) {
     }
     if let Some(e) = &s.extraction {
         println!(
-            "  extraction ({}): {} articles, {} calls, {} from cache, {} triples ({} invalid dropped), {} skipped",
-            e.model, e.articles, e.calls, e.from_cache, e.triples, e.invalid_triples, e.skipped
+            "  extraction ({}): {} articles, {} calls, {} from cache, {} triples kept ({} invalid and {} not supported by their article dropped), {} skipped",
+            e.model,
+            e.articles,
+            e.calls,
+            e.from_cache,
+            e.triples,
+            e.invalid_triples,
+            e.ungrounded_triples,
+            e.skipped
         );
+        if !e.ungrounded_reasons.is_empty() {
+            let why: Vec<String> = e
+                .ungrounded_reasons
+                .iter()
+                .map(|(w, n)| format!("{w} {n}"))
+                .collect();
+            println!("  unsupported triples: {}", why.join(", "));
+        }
         if let Some(g) = e.generation.filter(|g| g.replies > 0) {
             println!(
                 "  generation: {} replies, {:.1} s each ({:.1} s prefill of {} prompt tokens, {:.1} s for {} tokens at {:.1} tokens/s), {} cut at max_tokens",

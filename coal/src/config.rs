@@ -76,6 +76,9 @@ pub struct LlmConfig {
     pub model_path: Option<PathBuf>,
     /// local: threads of one generation (default 1, fastest on a loaded 2-core machine).
     pub threads: Option<i32>,
+    /// local: threads of the prompt's prefill (default: `threads`; prefill is
+    /// compute-bound and gains from a second core, generation mostly does not).
+    pub batch_threads: Option<i32>,
     /// local: tokens generated at most per reply (default 512).
     pub max_tokens: Option<u32>,
     /// local: prompt plus reply in tokens (default 4096).
@@ -98,6 +101,7 @@ impl LlmConfig {
         for (field, set) in [
             ("model_path", self.model_path.is_some()),
             ("threads", self.threads.is_some()),
+            ("batch_threads", self.batch_threads.is_some()),
             ("max_tokens", self.max_tokens.is_some()),
             ("context_tokens", self.context_tokens.is_some()),
         ] {
@@ -147,6 +151,7 @@ impl LlmConfig {
         if let Some(t) = self.threads {
             c.threads = t;
         }
+        c.batch_threads = self.batch_threads.unwrap_or(c.threads);
         if let Some(t) = self.temperature {
             c.temperature = t;
         }
@@ -630,7 +635,7 @@ pub struct QuestionSets {
     /// Question sets (JSONL: question, gold articles, reference answer).
     #[arg(long = "set", value_name = "FILE", required = true, num_args = 1..)]
     pub sets: Vec<PathBuf>,
-    /// At most this many questions per set.
+    /// At most this many questions per set (with `--within-store`, of the items kept).
     #[arg(long)]
     pub limit: Option<usize>,
     /// Only the items whose every gold article is in the store (the others are counted
@@ -646,7 +651,9 @@ impl QuestionSets {
             .iter()
             .map(|path| {
                 let mut items = query_engine::eval::load_set(path)?;
-                items.truncate(self.limit.unwrap_or(usize::MAX));
+                if !self.within_store {
+                    items.truncate(self.limit.unwrap_or(usize::MAX));
+                }
                 let name = path
                     .file_name()
                     .map(|f| f.to_string_lossy().trim_end_matches(".jsonl").to_owned())
@@ -676,6 +683,9 @@ pub struct EvalAnswerArgs {
     /// (routing with LLM decomposition, without the cost of generation).
     #[arg(long)]
     pub extractive: bool,
+    /// With `[llm]`: the rules decompose and the model only writes the answers.
+    #[arg(long, conflicts_with = "extractive")]
+    pub rule_decomposition: bool,
     #[command(flatten)]
     pub bm25: Bm25Args,
     #[command(flatten)]
@@ -765,6 +775,35 @@ pub struct BenchEncoderArgs {
     pub repeat: usize,
     #[command(flatten)]
     pub model: ModelArgs,
+}
+
+#[cfg(feature = "local-llm")]
+#[derive(clap::Args)]
+pub struct BenchLlmArgs {
+    /// The GGUF chat model.
+    #[arg(long, default_value = ".models/qwen2.5-coder-0.5b-instruct-q4.gguf")]
+    pub model_path: PathBuf,
+    /// Generation thread counts to compare, e.g. `1,2`.
+    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    pub threads: Vec<i32>,
+    /// Prefill thread counts to compare with each (default: the same as `--threads`).
+    #[arg(long, value_delimiter = ',')]
+    pub batch_threads: Option<Vec<i32>>,
+    /// Corpus folder the profile's paths are relative to.
+    #[arg(long, env = "COAL_CORPUS", default_value = DEFAULT_CORPUS)]
+    pub corpus: PathBuf,
+    /// Statutes the prompts' articles come from.
+    #[arg(long, default_value = "../shared/corpus/profiles/social16.txt")]
+    pub profile: PathBuf,
+    /// Articles, one prompt each.
+    #[arg(long, default_value_t = 4)]
+    pub prompts: usize,
+    /// Rounds over the prompts.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
+    /// Tokens generated per reply.
+    #[arg(long, default_value_t = 64)]
+    pub max_tokens: u32,
 }
 
 /// BM25 field weights from `TITLE,HIERARCHY,LABEL,TEXT`.

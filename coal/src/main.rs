@@ -63,6 +63,9 @@ enum BenchCommand {
     /// `ask` on every question of the sets: start-up, question → context latency per
     /// stage, tiers, question types and BM25 top-score quantiles.
     Ask(config::BenchAskArgs),
+    /// The local chat model's prefill and generation tokens/s per thread setting.
+    #[cfg(feature = "local-llm")]
+    Llm(config::BenchLlmArgs),
 }
 
 #[derive(Subcommand)]
@@ -96,6 +99,8 @@ fn main() -> std::process::ExitCode {
         Command::Eval(EvalCommand::Answer(args)) => ask_cmd::eval_answer(args),
         Command::Bench(BenchCommand::Encoder(args)) => bench_cmd::encoder(args),
         Command::Bench(BenchCommand::Ask(args)) => bench_cmd::ask(args),
+        #[cfg(feature = "local-llm")]
+        Command::Bench(BenchCommand::Llm(args)) => bench_cmd::llm(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

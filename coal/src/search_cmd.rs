@@ -120,9 +120,9 @@ pub fn gold_items(
     gold_map: &GoldMap,
     set: &str,
     items: Vec<query_engine::eval::EvalItem>,
-    within_store: bool,
+    sets: &crate::config::QuestionSets,
 ) -> anyhow::Result<(Vec<query_engine::eval::EvalItem>, Vec<Vec<HashSet<String>>>)> {
-    if !within_store {
+    if !sets.within_store {
         let gold = gold_sets(gold_map, &items)?;
         return Ok((items, gold));
     }
@@ -146,6 +146,10 @@ pub fn gold_items(
         "{set}: {} of {total} items have every gold article in this store (--within-store)",
         kept.len()
     );
+    if let Some(limit) = sets.limit {
+        kept.truncate(limit);
+        gold.truncate(limit);
+    }
     Ok((kept, gold))
 }
 

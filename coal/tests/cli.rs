@@ -1426,7 +1426,7 @@ fn protocol_server_errors_are_retried_and_a_broken_endpoint_falls_back_to_extrac
 fn protocol_llm_triple_extraction_survives_bad_replies_and_caches_good_ones() {
     let triple = |s: &str| {
         chat_reply(&format!(
-            "{{\"triples\":[{{\"subject\":\"{s}\",\"relation\":\"主体-义务\",\"object\":\"订立书面劳动合同\"}}]}}"
+            "{{\"triples\":[{{\"subject\":\"{s}\",\"relation\":\"规定\",\"object\":\"保障妇女的合法权益\"}}]}}"
         ))
     };
     // One request at a time, in article order: a good reply; malformed JSON twice (the
@@ -1436,7 +1436,7 @@ fn protocol_llm_triple_extraction_survives_bad_replies_and_caches_good_ones() {
     rt.block_on(
         wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
             .respond_with(ScriptedChat(std::sync::Mutex::new(vec![
-                triple("用人单位"),
+                triple("本法"),
                 chat_reply("好的，以下是三元组"),
                 chat_reply("{\"triples\": [oops"),
                 wiremock::ResponseTemplate::new(500),
@@ -1463,8 +1463,15 @@ fn protocol_llm_triple_extraction_survives_bad_replies_and_caches_good_ones() {
     // Article 2: two malformed replies; article 3: a 500 and a timeout: both skipped.
     assert_eq!(e["skipped"], 2, "{e}");
     assert_eq!(e["calls"], 7, "{e}");
-    assert_eq!(e["triples"], 3, "{e}"); // 1 + 1 + 1, the out-of-vocabulary ones dropped
+    // Article 1's triple is what its text says; the last reply's valid triple (本法 适用于
+    // 用人单位), given for articles 4 and 5, is not in their text and is dropped.
+    assert_eq!(e["triples"], 1, "{e}");
     assert_eq!(e["invalid_triples"], 2, "{e}");
+    assert_eq!(e["ungrounded_triples"], 2, "{e}");
+    assert_eq!(
+        e["ungrounded_reasons"]["object not in the article"], 2,
+        "{e}"
+    );
     let s = store.to_str().unwrap();
     let q = coal(&[
         "sparql",
@@ -1476,7 +1483,7 @@ fn protocol_llm_triple_extraction_survives_bad_replies_and_caches_good_ones() {
     ]);
     let text = stdout(&q);
     assert!(
-        text.contains("用人单位") && text.contains("art_1,") && text.contains("openai:scripted@"),
+        text.contains("本法") && text.contains("art_1,") && text.contains("openai:scripted@"),
         "{text}"
     );
     // Rebuilding: the three good replies come from the cache; only the skipped articles ask.

@@ -56,6 +56,10 @@ pub struct ExtractReport {
     pub triples: usize,
     /// Triples dropped for a relation outside the vocabulary or an empty/overlong term.
     pub invalid_triples: usize,
+    /// Valid triples that their article does not support (see [`crate::grounding`]),
+    /// dropped, and how many for each reason.
+    pub ungrounded_triples: usize,
+    pub ungrounded_reasons: std::collections::BTreeMap<String, usize>,
     /// Articles skipped after every attempt failed, with the reason (first 20).
     pub skipped: usize,
     pub skipped_examples: Vec<String>,
@@ -237,10 +241,13 @@ pub fn reply_json(reply: &str) -> Result<serde_json::Value, String> {
         .map_err(|e| format!("not the expected JSON: {e}"))
 }
 
-/// One article to extract from: its IRI and prompt.
+/// One article to extract from: its IRI and prompt, and the text and statute title the
+/// triples are checked against.
 pub struct Job {
     pub iri: String,
     pub user: String,
+    pub article: String,
+    pub statute: String,
 }
 
 /// Runs the jobs with `concurrency` workers; returns (article IRI, triples) for every
@@ -284,7 +291,19 @@ pub fn extract(
                     {
                         let mut r = report.lock().unwrap();
                         match outcome {
-                            Ok((triples, invalid)) => {
+                            Ok((mut triples, invalid)) => {
+                                triples.retain(|t| {
+                                    match crate::grounding::check(t, &job.article, &job.statute) {
+                                        Ok(()) => true,
+                                        Err(why) => {
+                                            r.ungrounded_triples += 1;
+                                            *r.ungrounded_reasons
+                                                .entry(why.as_str().to_owned())
+                                                .or_default() += 1;
+                                            false
+                                        }
+                                    }
+                                });
                                 r.triples += triples.len();
                                 r.invalid_triples += invalid;
                                 results.lock().unwrap().push((i, triples));

@@ -11,6 +11,7 @@ pub mod domains;
 mod embed;
 pub mod extract;
 pub mod fusion;
+pub mod grounding;
 pub mod knowledge;
 mod rdf;
 mod stages;

@@ -344,6 +344,8 @@ pub(crate) fn extract_stage(
         version_of.insert(a.iri.clone(), a.version_iri.to_string());
         jobs.push(extract::Job {
             user: extract::user_prompt(&a.version.title, &a.article.label, &a.article.body()),
+            article: a.article.body(),
+            statute: a.version.title.clone(),
             iri: a.iri,
         });
     }

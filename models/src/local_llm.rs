@@ -33,6 +33,9 @@ pub struct LocalChatConfig {
     /// Threads of one generation. 1 is fastest on a loaded 2-core machine: with more,
     /// OpenMP's spin-waiting competes with everything else (MODELS.md measured 10x).
     pub threads: i32,
+    /// Threads of the prompt's prefill (one batched pass, compute-bound, so it gains from
+    /// every core where generation, bound by memory, does not).
+    pub batch_threads: i32,
     pub temperature: f32,
     /// Tokens generated at most per reply.
     pub max_tokens: u32,
@@ -47,6 +50,7 @@ impl LocalChatConfig {
         LocalChatConfig {
             model_path: model_path.into(),
             threads: 1,
+            batch_threads: 1,
             temperature: 0.3,
             max_tokens: 512,
             context_tokens: 4096,
@@ -179,7 +183,7 @@ impl LocalChat {
             .with_n_ctx(NonZeroU32::new(cfg.context_tokens))
             .with_n_batch(cfg.context_tokens)
             .with_n_threads(cfg.threads)
-            .with_n_threads_batch(cfg.threads);
+            .with_n_threads_batch(cfg.batch_threads);
         let mut ctx = self
             .model
             .new_context(backend()?, params)

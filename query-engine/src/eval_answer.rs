@@ -105,6 +105,9 @@ pub struct AnswerReport {
     pub p95_ms: f64,
     /// Citations that are not articles of the store (must be 0).
     pub invalid_citations: usize,
+    /// Citations of generated answers that the validator removed before they reached
+    /// the answer (unknown article, a source number outside the context).
+    pub removed_citations: usize,
     /// Each question's outcome, for error analysis (`--per-item`).
     #[serde(skip)]
     pub per_item: Vec<ItemResult>,
@@ -130,6 +133,15 @@ pub struct ItemResult {
     pub links: std::collections::BTreeMap<String, usize>,
 }
 
+/// What a configured chat model is used for in an evaluation (by default: both).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ModelUse {
+    /// It decomposes; the answers stay extractive.
+    pub extractive: bool,
+    /// It writes the answers; the rules decompose.
+    pub rule_decomposition: bool,
+}
+
 fn quantile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -144,10 +156,11 @@ pub fn evaluate(
     items: &[EvalItem],
     gold: &[Vec<HashSet<String>>],
     variant: Variant,
-    extractive: bool,
+    model_use: ModelUse,
 ) -> Result<AnswerReport, QueryError> {
     let mut opts = variant.options();
-    opts.extractive = extractive;
+    opts.extractive = model_use.extractive;
+    opts.rule_decomposition = model_use.rule_decomposition;
     let mut r = AnswerReport {
         questions: items.len(),
         ..Default::default()
@@ -163,6 +176,7 @@ pub fn evaluate(
             .or_default() += 1;
         let cited: Vec<String> = a.citations.iter().map(|c| c.iri.clone()).collect();
         r.invalid_citations += cited.iter().filter(|c| !engine.is_article(c)).count();
+        r.removed_citations += a.trace.removed_citations.len();
         let prf = article_prf(&cited, golds);
         let cx = a.trace.complexity.as_ref();
         let mut links = std::collections::BTreeMap::new();

@@ -178,6 +178,7 @@ impl Engine {
         &self,
         question: &str,
         as_of: Option<&str>,
+        rule_decomposition: bool,
     ) -> Result<Analysis, QueryError> {
         let mut warnings = Vec::new();
         let q = clean(question, &mut warnings)?;
@@ -207,7 +208,8 @@ impl Engine {
         }
         // With a chat model the LLM decomposes the question; the rules do otherwise, and
         // when the LLM fails.
-        let (decomposition, decomposed_by) = match &self.chat {
+        let chat = self.chat.as_ref().filter(|_| !rule_decomposition);
+        let (decomposition, decomposed_by) = match chat {
             Some(chat) => match complexity::llm::decompose(chat.as_ref(), &q, &self.lexicon) {
                 Ok(d) => (d, chat.id().to_owned()),
                 Err(e) => {

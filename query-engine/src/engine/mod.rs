@@ -57,6 +57,9 @@ pub struct AskOptions {
     /// With a chat model: let it decompose the question but write the extractive answer
     /// (what the routing and retrieval gain from the model, without generation's cost).
     pub extractive: bool,
+    /// With a chat model: the rules decompose the question and the model only writes the
+    /// answer (generation measured alone, at half the model calls).
+    pub rule_decomposition: bool,
 }
 
 pub struct Engine {
@@ -267,7 +270,7 @@ impl Engine {
 
     pub fn ask(&self, question: &str, opts: &AskOptions) -> Result<Answer, QueryError> {
         let mut laps = Laps::start();
-        let a = self.analyse(question, opts.as_of.as_deref())?;
+        let a = self.analyse(question, opts.as_of.as_deref(), opts.rule_decomposition)?;
         laps.lap("intrinsic");
         let mut trace = Trace {
             decomposed_by: a.decomposed_by.clone(),

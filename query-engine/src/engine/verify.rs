@@ -156,7 +156,7 @@ impl Engine {
         question: &str,
         candidates: &[&str],
     ) -> Result<(Vec<String>, Vec<Dropped>, Vec<Kept>), crate::QueryError> {
-        let a = self.analyse(question, None)?;
+        let a = self.analyse(question, None, false)?;
         let links = self.linker.link(&self.graph, &a.question, &[], None);
         let mut t = Ranking {
             ranked: candidates
