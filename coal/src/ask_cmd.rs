@@ -31,6 +31,14 @@ pub fn open_engine_timed(
     let mut opened = Vec::new();
     let store = Store::open(&store.store, false)?;
     lap("store", &mut opened);
+    let engine = engine_over(&store, model)?;
+    opened.extend_from_slice(engine.open_ms());
+    Ok((store, engine, opened))
+}
+
+/// The engine over an opened build, with the configured encoder, chat model and method
+/// constants.
+pub fn engine_over(store: &Store, model: &crate::config::ModelArgs) -> anyhow::Result<Engine> {
     let file = FileConfig::read(model.config.as_deref())?;
     let load = || {
         model
@@ -38,12 +46,11 @@ pub fn open_engine_timed(
             .map(Some)
             .map_err(|e| -> query_engine::engine::EncoderLoadError { format!("{e:#}").into() })
     };
-    let mut engine = Engine::open_loading(&store, load, file.method)?;
-    opened.extend_from_slice(engine.open_ms());
+    let mut engine = Engine::open_loading(store, load, file.method)?;
     if let Some(llm) = &file.llm {
         engine.set_chat(llm.client()?);
     }
-    Ok((store, engine, opened))
+    Ok(engine)
 }
 
 pub fn run(args: AskArgs) -> anyhow::Result<()> {

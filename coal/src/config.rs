@@ -777,6 +777,57 @@ pub struct BenchEncoderArgs {
     pub model: ModelArgs,
 }
 
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0: any free port; the address is printed).
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    pub bind: std::net::SocketAddr,
+    /// Accept SPARQL UPDATE at /update (the store's current build is opened writable).
+    #[arg(long)]
+    pub allow_update: bool,
+    /// A SPARQL query running longer is cancelled (503).
+    #[arg(long, default_value_t = 30.0)]
+    pub query_timeout_secs: f64,
+    /// Solutions or triples one response carries at most; more are cut, and the
+    /// `Coal-Results-Truncated` header says so.
+    #[arg(long, default_value_t = 100_000)]
+    pub max_rows: usize,
+    /// Larger request bodies are refused (413).
+    #[arg(long, default_value_t = 1 << 20)]
+    pub max_body_bytes: usize,
+    /// A client that has not sent its request headers in this time is cut off.
+    #[arg(long, default_value_t = 10.0)]
+    pub header_timeout_secs: f64,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+impl ServeArgs {
+    pub fn config(&self) -> anyhow::Result<coal_serve::ServeConfig> {
+        let secs = |name: &str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(std::time::Duration::from_secs_f64(v))
+            } else {
+                Err(anyhow::anyhow!(
+                    "--{name} must be a positive number of seconds, not {v}"
+                ))
+            }
+        };
+        if self.max_rows == 0 {
+            bail!("--max-rows must be at least 1");
+        }
+        let mut c = coal_serve::ServeConfig::new(&self.store.store, self.bind);
+        c.allow_update = self.allow_update;
+        c.query_timeout = secs("query-timeout-secs", self.query_timeout_secs)?;
+        c.header_timeout = secs("header-timeout-secs", self.header_timeout_secs)?;
+        c.max_rows = self.max_rows;
+        c.max_body_bytes = self.max_body_bytes;
+        Ok(c)
+    }
+}
+
 #[cfg(feature = "local-llm")]
 #[derive(clap::Args)]
 pub struct BenchLlmArgs {

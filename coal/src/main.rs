@@ -8,6 +8,7 @@ mod config;
 mod graph_cmd;
 mod progress;
 mod search_cmd;
+mod serve_cmd;
 mod sparql_cmd;
 mod versions_cmd;
 
@@ -51,6 +52,9 @@ enum Command {
     /// Evaluate retrieval on question sets with gold articles.
     #[command(subcommand)]
     Eval(EvalCommand),
+    /// Serve the store: a SPARQL 1.1 endpoint (/query, /store), a JSON API (/api/ask,
+    /// /api/search, /api/article, /api/history, /api/diff) and a page to inspect the graph.
+    Serve(config::ServeArgs),
     /// Benchmarks (medians; the machine is shared and noisy).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -89,6 +93,7 @@ fn main() -> std::process::ExitCode {
         Command::Export(args) => sparql_cmd::export(args),
         Command::Search(args) => search_cmd::search(args),
         Command::Ask(args) => ask_cmd::run(args),
+        Command::Serve(args) => serve_cmd::run(args),
         Command::History(args) => versions_cmd::history(args),
         Command::Builds(args) => versions_cmd::builds(args),
         Command::Gc(args) => versions_cmd::gc(args),

@@ -34,6 +34,11 @@ pub enum StoreError {
     VectorIndex(String),
     #[error("BM25 index: {0}")]
     TextIndex(String),
+    #[error("the query was cancelled (it ran past its time limit)")]
+    Cancelled,
+    /// A protocol request's parameter that is not what it must be (a graph IRI, …).
+    #[error("bad request: {0}")]
+    BadRequest(String),
     #[error("serializing results: {0}")]
     Serialize(String),
 }

@@ -99,7 +99,7 @@ pub trait GraphBackend: Send + Sync {
     fn len(&self) -> Result<usize>;
 }
 
-fn evaluator() -> SparqlEvaluator {
+pub(crate) fn evaluator() -> SparqlEvaluator {
     let prefixes = [
         ("coal", coal_ontology::ns::COAL),
         ("eli", coal_ontology::ns::ELI),

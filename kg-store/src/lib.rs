@@ -10,6 +10,7 @@ mod error;
 mod graph;
 mod layout;
 pub mod meta;
+pub mod protocol;
 pub mod statute_graph;
 mod text_index;
 mod vectors;

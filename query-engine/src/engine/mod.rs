@@ -236,6 +236,11 @@ impl Engine {
         matches!(self.retriever.article(iri), Ok(Some(_)))
     }
 
+    /// The retrievers (BM25, dense, hybrid) over the same indexes `ask` uses.
+    pub fn retriever(&self) -> &Retriever {
+        &self.retriever
+    }
+
     /// The statute graph the graph tiers walk.
     pub fn graph(&self) -> &StatuteGraph {
         &self.graph

@@ -1,0 +1,21 @@
+//! `coal serve`
+
+use std::io::Write;
+use std::sync::Arc;
+
+use crate::config::ServeArgs;
+
+pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let config = args.config()?;
+    let model = args.model.clone();
+    let open: coal_serve::OpenEngine = Arc::new(move |store| {
+        crate::ask_cmd::engine_over(store, &model).map_err(|e| format!("{e:#}"))
+    });
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(coal_serve::serve(config, open, |addr| {
+        // Tests and scripts read this line to find the port (with --bind …:0).
+        println!("listening on http://{addr}");
+        let _ = std::io::stdout().flush();
+    }))?;
+    Ok(())
+}
