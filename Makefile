@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated calibrate calibrate-folds eval-retrieval fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve calibrate calibrate-folds eval-retrieval fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -160,6 +160,12 @@ eval-paper-generated: coal model llm-model
 	$(COAL) eval answer --store $(SOCIAL16_STORE) --within-store --limit 100 --variants routed \
 		--config $(GENERATED_CONFIG) --rule-decomposition \
 		--set $(SHARED)/eval/lawbench-3-8.dev.jsonl --set $(SHARED)/eval/sociallawqa.dev.jsonl
+
+# `coal serve` under load (wrk, loopback): /api/ask and a typical /query at 1, 8 and 32
+# connections, then 32 for 60 s; requests/s, p50/p99 and errors.
+bench-serve: coal model
+	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	scripts/bench_serve.sh $(COAL) $(EVAL_STORE)
 
 # The query side's statute graph: nodes, edges, memory and load time on the eval profile
 # and on the whole corpus (built without embeddings, which the graph does not need).

@@ -511,3 +511,52 @@ fn serve_passes_sparqlwrapper_and_rdflib_clients() {
         assert!(text.contains(check), "{check} missing from:\n{text}");
     }
 }
+
+/// The page in headless Chromium (Debian's `chromium`, driven by playwright-core from
+/// `tests/browser`): ask, see citations, follow one to its article, run SPARQL; the
+/// screenshots are kept under `target/tmp/browser`. `.ci/run` installs Chromium and the
+/// npm package and sets `COAL_REQUIRE_BROWSER=1`, which turns their absence into a failure.
+#[test]
+fn serve_page_works_in_headless_chromium() {
+    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/browser");
+    let have = Path::new("/usr/bin/chromium").is_file()
+        && browser_dir.join("node_modules/playwright-core").is_dir();
+    if !have {
+        assert!(
+            std::env::var_os("COAL_REQUIRE_BROWSER").is_none(),
+            "COAL_REQUIRE_BROWSER is set but /usr/bin/chromium or tests/browser/node_modules is missing (apt-get install chromium; npm ci --prefix tests/browser)"
+        );
+        eprintln!("chromium or playwright-core not installed: the page test has nothing to run");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let s = serve(&store, &[]);
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser");
+    let out = Command::new("node")
+        .arg(browser_dir.join("page.mjs"))
+        .arg(&s.base)
+        .arg("劳动者享有哪些权利？")
+        .arg(&shots)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for step in ["answer:", "article:", "sparql:"] {
+        assert!(text.contains(step), "{step} missing from:\n{text}");
+    }
+    assert!(
+        text.contains("示范保障法") || text.contains("示范劳动法"),
+        "{text}"
+    );
+    for shot in ["1-answer.png", "2-article.png", "3-sparql.png"] {
+        let len = std::fs::metadata(shots.join(shot))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        assert!(len > 1000, "{shot}: {len} bytes");
+    }
+}
