@@ -206,6 +206,12 @@ fn print_summary(s: &kg_build::BuildSummary, store: &std::path::Path) {
             e.ungrounded_triples,
             e.skipped
         );
+        if e.closed_replies > 0 {
+            println!(
+                "  {} replies cut at max_tokens kept their complete triples",
+                e.closed_replies
+            );
+        }
         if !e.ungrounded_reasons.is_empty() {
             let why: Vec<String> = e
                 .ungrounded_reasons

@@ -60,6 +60,8 @@ pub struct ExtractReport {
     /// dropped, and how many for each reason.
     pub ungrounded_triples: usize,
     pub ungrounded_reasons: std::collections::BTreeMap<String, usize>,
+    /// Replies cut at the token bound whose complete triples were kept (the cut one dropped).
+    pub closed_replies: usize,
     /// Articles skipped after every attempt failed, with the reason (first 20).
     pub skipped: usize,
     pub skipped_examples: Vec<String>,
@@ -116,6 +118,57 @@ pub fn parse_reply(reply: &str) -> Result<(Vec<Triple>, usize), String> {
         }
     }
     Ok((out, invalid))
+}
+
+/// A reply cut off at the token bound (a small model that repeats itself until
+/// `max_tokens`) is a valid `{"triples":[…` up to its last complete triple: that prefix,
+/// closed with `]}`. `None` when the reply does not start the schema's array or holds no
+/// complete triple.
+pub fn close_cut_reply(reply: &str) -> Option<String> {
+    let text = coal_models::chat::json_text(reply);
+    let open = text.find('[')?;
+    if !text[..open].contains("\"triples\"") {
+        return None;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let mut last_close = None;
+    for (i, c) in text[open + 1..].char_indices() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' => depth += 1,
+            '}' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    last_close = Some(open + 1 + i);
+                }
+            }
+            // The array closed: the reply was not cut inside it.
+            ']' if depth == 0 => return None,
+            _ => {}
+        }
+    }
+    last_close.map(|end| format!("{}]}}", &text[..=end]))
+}
+
+/// [`parse_reply`], and for a reply cut at the token bound its complete triples: the
+/// triples, how many were dropped, and whether the reply had to be closed.
+pub fn parse_or_close(reply: &str) -> Result<(Vec<Triple>, usize, bool), String> {
+    match parse_reply(reply) {
+        Ok((t, invalid)) => Ok((t, invalid, false)),
+        Err(e) => match close_cut_reply(reply).map(|r| parse_reply(&r)) {
+            Some(Ok((t, invalid))) if !t.is_empty() => Ok((t, invalid, true)),
+            _ => Err(e),
+        },
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -281,7 +334,7 @@ pub fn extract(
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(job) = jobs.get(i) else { break };
-                    let asked = ask_cached(chat, cache, &system, &job.user, parse_reply);
+                    let asked = ask_cached(chat, cache, &system, &job.user, parse_or_close);
                     let outcome = {
                         let mut r = report.lock().unwrap();
                         r.calls += asked.calls;
@@ -291,7 +344,8 @@ pub fn extract(
                     {
                         let mut r = report.lock().unwrap();
                         match outcome {
-                            Ok((mut triples, invalid)) => {
+                            Ok((mut triples, invalid, closed)) => {
+                                r.closed_replies += closed as usize;
                                 triples.retain(|t| {
                                     match crate::grounding::check(t, &job.article, &job.statute) {
                                         Ok(()) => true,
@@ -358,6 +412,19 @@ mod tests {
         assert!(parse_reply("好的，以下是三元组：").is_err());
         assert!(parse_reply("{\"triples\": [}").is_err());
         assert_eq!(parse_reply("{\"triples\":[]}").unwrap().0.len(), 0);
+    }
+
+    #[test]
+    fn a_reply_cut_at_the_token_bound_keeps_its_complete_triples() {
+        let cut = r#"{"triples":[{"subject":"用人单位","relation":"主体-义务","object":"支付工资"},{"subject":"劳动者","relation":"主体-权利","object":"休息{休假}"},{"subject":"劳动者","relation":"主体-"#;
+        let (t, invalid, closed) = parse_or_close(cut).unwrap();
+        assert!(closed);
+        assert_eq!((t.len(), invalid), (2, 0));
+        assert_eq!(t[1].object, "休息{休假}");
+        // A whole reply is not "closed"; a reply with no complete triple stays an error.
+        assert!(!parse_or_close(r#"{"triples":[]}"#).unwrap().2);
+        assert!(parse_or_close(r#"{"triples":[{"subject":"用人"#).is_err());
+        assert!(parse_or_close("好的，以下是三元组").is_err());
     }
 
     #[test]
