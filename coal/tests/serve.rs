@@ -560,3 +560,48 @@ fn serve_page_works_in_headless_chromium() {
         assert!(len > 1000, "{shot}: {len} bytes");
     }
 }
+
+#[test]
+fn serve_refuses_a_missing_store_and_updates_only_when_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    // No build in the folder: a clear error at start-up, not a server with nothing in it.
+    let out = coal(&[
+        "serve",
+        "--store",
+        dir.path().join("nothing").to_str().unwrap(),
+        "--bind",
+        "127.0.0.1:0",
+    ]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("coal build --store"), "{err}");
+    // With --allow-update, /update changes the served graph and /query sees it.
+    let store = store(dir.path());
+    let s = serve(&store, &["--allow-update"]);
+    let r = client()
+        .post(format!("{}/update", s.base))
+        .header("Content-Type", "application/sparql-update")
+        .body("INSERT DATA { GRAPH <https://example.org/notes> { <https://example.org/a> <https://example.org/says> \"注\" } }")
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 204, "{:?}", r.text());
+    let ask = get(
+        &format!(
+            "{}/query?query={}",
+            s.base,
+            enc("ASK { <https://example.org/a> <https://example.org/says> \"注\" }")
+        ),
+        "application/sparql-results+json",
+    );
+    assert_eq!(ask.json::<serde_json::Value>().unwrap()["boolean"], true);
+    let g = get(
+        &format!(
+            "{}/store?graph={}",
+            s.base,
+            enc("https://example.org/notes")
+        ),
+        "application/n-triples",
+    );
+    assert_eq!(g.status(), 200);
+    assert!(g.text().unwrap().contains("<https://example.org/says>"));
+}

@@ -72,10 +72,14 @@ async function openArticle(iri) {
     const d = await getJson("/api/article?" + new URLSearchParams({ iri }));
     const a = d.article;
     $("hierarchy").replaceChildren(
-      ...d.hierarchy.map((h) => el("a", { href: "#", title: h.iri }, [h.label, h.heading].filter(Boolean).join(" ")))
+      ...d.hierarchy.map((h) => el("span", { title: h.iri, class: "crumb" }, [h.label, h.heading].filter(Boolean).join(" ")))
     );
     $("article-title").textContent = `《${a.law_title}》${a.label}（${a.version_date}）`;
     $("article-text").replaceChildren(...a.text.split("\n").map((p) => el("p", {}, p)));
+    // 款 and 项 below the article, as the graph holds them.
+    $("parts").replaceChildren(
+      ...d.parts.map((p) => el("li", { title: p.iri }, `${p.kind === "Item" ? "项" : "款"} ${p.iri.split("/").pop()}: ${p.text}`))
+    );
     const items = (rows, make) => rows.map((r) => el("li", {}, make(r)));
     $("cites").replaceChildren(...items(d.cites, (r) => articleLink(r.article, r.label)));
     $("cited-by").replaceChildren(...items(d.cited_by, (r) => articleLink(r.article, r.label)));

@@ -43,7 +43,7 @@ try {
   await page.click("#citations li a >> nth=0");
   await page.waitForSelector("#view-article:not([hidden]) #article-title:not(:empty)");
   const title = await page.textContent("#article-title");
-  const crumbs = await page.$$eval("#hierarchy a", (as) => as.map((a) => a.textContent));
+  const crumbs = await page.$$eval("#hierarchy .crumb", (as) => as.map((a) => a.textContent));
   console.log("article:", title, "| hierarchy:", crumbs.join(" › "));
   if (!first.includes(title.replace(/（.*/, "").split("》")[1] || "?")) fail(`clicked ${first}, got ${title}`);
   if (crumbs.length < 1) fail("no hierarchy above the article");
