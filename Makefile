@@ -165,7 +165,7 @@ eval-paper-generated: coal model llm-model
 # connections, then 32 for 60 s; requests/s, p50/p99 and errors.
 bench-serve: coal model
 	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
-	scripts/bench_serve.sh $(COAL) $(EVAL_STORE)
+	scripts/bench_serve.sh $(COAL) $(EVAL_STORE) $(SHARED)/eval/lecoqa.dev.jsonl
 
 # The query side's statute graph: nodes, edges, memory and load time on the eval profile
 # and on the whole corpus (built without embeddings, which the graph does not need).

@@ -396,6 +396,19 @@ fn serve_answers_questions_and_walks_articles() {
         .map(|h| h["kind"].as_str().unwrap())
         .collect();
     assert_eq!(kinds.first(), Some(&"LawVersion"), "{art}");
+    // Down from the law version: its chapters, in order.
+    let law = art["hierarchy"][0]["iri"].as_str().unwrap();
+    let node: serde_json::Value = get(&format!("{}/api/node?iri={}", s.base, enc(law)), "*/*")
+        .json()
+        .unwrap();
+    let chapters: Vec<&str> = node["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "Chapter")
+        .map(|c| c["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(chapters.first(), Some(&"第一章"), "{node}");
     let by_path: serde_json::Value = get(&format!("{}/api/article/{}", s.base, iri), "*/*")
         .json()
         .unwrap();
@@ -546,14 +559,19 @@ fn serve_page_works_in_headless_chromium() {
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for step in ["answer:", "article:", "sparql:"] {
+    for step in ["answer:", "article:", "node:", "diff:", "sparql:"] {
         assert!(text.contains(step), "{step} missing from:\n{text}");
     }
     assert!(
         text.contains("示范保障法") || text.contains("示范劳动法"),
         "{text}"
     );
-    for shot in ["1-answer.png", "2-article.png", "3-sparql.png"] {
+    for shot in [
+        "1-answer.png",
+        "2-article.png",
+        "3-node.png",
+        "4-sparql.png",
+    ] {
         let len = std::fs::metadata(shots.join(shot))
             .map(|m| m.len())
             .unwrap_or(0);

@@ -72,7 +72,9 @@ async function openArticle(iri) {
     const d = await getJson("/api/article?" + new URLSearchParams({ iri }));
     const a = d.article;
     $("hierarchy").replaceChildren(
-      ...d.hierarchy.map((h) => el("span", { title: h.iri, class: "crumb" }, [h.label, h.heading].filter(Boolean).join(" ")))
+      ...d.hierarchy.map((h) =>
+        el("a", { href: "#node=" + encodeURIComponent(h.iri), title: h.iri, class: "crumb" }, [h.label, h.heading].filter(Boolean).join(" "))
+      )
     );
     $("article-title").textContent = `《${a.law_title}》${a.label}（${a.version_date}）`;
     $("article-text").replaceChildren(...a.text.split("\n").map((p) => el("p", {}, p)));
@@ -85,6 +87,49 @@ async function openArticle(iri) {
     $("cited-by").replaceChildren(...items(d.cited_by, (r) => articleLink(r.article, r.label)));
     $("concepts").replaceChildren(...items(d.concepts, (r) => `${r.label} (${r.how})`));
     $("versions").replaceChildren(...items(d.versions, (r) => articleLink(r.article, r.date)));
+    $("law-diff").href = "#diff=" + encodeURIComponent(a.law_title);
+  } catch (e) {
+    showError(e.message);
+  }
+}
+
+async function openNode(iri) {
+  show("node");
+  showError("");
+  try {
+    const n = await getJson("/api/node?" + new URLSearchParams({ iri }));
+    $("node-title").textContent = [n.label, n.heading].filter(Boolean).join(" ") || n.kind;
+    $("node-children").replaceChildren(
+      ...n.children.map((c) => {
+        const text = [c.label, c.heading].filter(Boolean).join(" ") || c.kind;
+        const link =
+          c.kind === "Article"
+            ? articleLink(c.iri, text)
+            : el("a", { href: "#node=" + encodeURIComponent(c.iri), class: "node-link" }, text);
+        return el("li", {}, link);
+      })
+    );
+  } catch (e) {
+    showError(e.message);
+  }
+}
+
+async function openDiff(law) {
+  show("diff");
+  showError("");
+  try {
+    const d = await getJson("/api/diff/" + encodeURIComponent(law));
+    $("diff-title").textContent = `${d.to.title}: ${d.from.version_date} → ${d.to.version_date}`;
+    $("diff-counts").textContent = d.counts.map(([k, n]) => `${k} ${n}`).join(", ");
+    $("diff-changes").replaceChildren(
+      ...d.changes
+        .filter((c) => c.kind !== "unchanged")
+        .map((c) => {
+          const side = c.to || c.from;
+          const label = [c.from?.label, c.to?.label].filter(Boolean).join(" → ");
+          return el("li", { class: "change" }, `${c.kind} ${label}: `, side ? side.text : "");
+        })
+    );
   } catch (e) {
     showError(e.message);
   }
@@ -151,6 +196,8 @@ async function runSparql(event) {
 function route() {
   const h = decodeURIComponent(location.hash.slice(1));
   if (h.startsWith("article=")) return openArticle(h.slice("article=".length));
+  if (h.startsWith("node=")) return openNode(h.slice("node=".length));
+  if (h.startsWith("diff=")) return openDiff(h.slice("diff=".length));
   show(h === "sparql" ? "sparql" : "ask");
 }
 

@@ -287,6 +287,73 @@ async fn article(app: Arc<App>, iri: String) -> Response {
     .await
 }
 
+#[derive(Deserialize)]
+pub(crate) struct NodeRequest {
+    iri: String,
+}
+
+/// One node of the hierarchy (a law version, 编, 章, 节, or an article) and what it
+/// contains directly, in order: what the page walks down from a crumb.
+pub(crate) async fn node(State(app): State<Arc<App>>, Query(req): Query<NodeRequest>) -> Response {
+    let iri = req.iri;
+    if NamedNode::new(&iri).is_err() {
+        return error(StatusCode::BAD_REQUEST, format!("`{iri}` is not an IRI"));
+    }
+    let served = app.current.get();
+    let found = {
+        let iri = iri.clone();
+        tokio::task::spawn_blocking(move || {
+            served
+                .store
+                .graph()
+                .query(&format!("ASK {{ <{iri}> coal:contains ?c }}"))
+        })
+        .await
+    };
+    match found {
+        Ok(Ok(SparqlOutput::Boolean(true))) => {}
+        Ok(Ok(_)) => {
+            return error(
+                StatusCode::NOT_FOUND,
+                format!("<{iri}> contains nothing in this store"),
+            );
+        }
+        Ok(Err(e)) => return query_error(e.into()),
+        Err(_) => {
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the request's thread failed",
+            );
+        }
+    }
+    on_build(&app, move |s| {
+        let g = s.store.graph();
+        let head = strings(g.query(&format!(
+            "SELECT (SAMPLE(?kind_) AS ?kind) (SAMPLE(?label_) AS ?label) (SAMPLE(?heading_) AS ?heading) WHERE {{ \
+             <{iri}> a ?k . BIND(STRAFTER(STR(?k), STR(coal:)) AS ?kind_) \
+             OPTIONAL {{ <{iri}> coal:label ?label_ }} \
+             OPTIONAL {{ {{ <{iri}> coal:heading ?heading_ }} UNION {{ <{iri}> coal:title ?heading_ }} }} }}"
+        ))?);
+        let children = strings(g.query(&format!(
+            "SELECT ?node (SAMPLE(?kind_) AS ?kind) (SAMPLE(?label_) AS ?label) (SAMPLE(?heading_) AS ?heading) WHERE {{ \
+             <{iri}> coal:contains ?node . ?node a ?k . BIND(STRAFTER(STR(?k), STR(coal:)) AS ?kind_) \
+             OPTIONAL {{ ?node coal:order ?order }} OPTIONAL {{ ?node coal:label ?label_ }} \
+             OPTIONAL {{ ?node coal:heading ?heading_ }} }} GROUP BY ?node ?order ORDER BY ?order STR(?node)"
+        ))?);
+        let head = head.into_iter().next().unwrap_or_default();
+        let field = |i: usize| head.get(i).cloned().unwrap_or_default();
+        Ok(json!({
+            "iri": iri,
+            "kind": field(0),
+            "label": field(1),
+            "heading": field(2),
+            "children": pairs(children, &["iri", "kind", "label", "heading"]),
+            "build": s.build(),
+        }))
+    })
+    .await
+}
+
 pub(crate) async fn history(State(app): State<Arc<App>>, Path(law): Path<String>) -> Response {
     on_build(&app, move |s| {
         let h = query_engine::versions::history(s.store.graph(), &law)?;

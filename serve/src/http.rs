@@ -23,6 +23,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/api/search", get(api::search))
         .route("/api/article", get(api::article_query))
         .route("/api/article/{*iri}", get(api::article_path))
+        .route("/api/node", get(api::node))
         .route("/api/history/{law}", get(api::history))
         .route("/api/diff/{law}", get(api::diff))
         .route("/healthz", get(api::healthz))

@@ -49,6 +49,18 @@ try {
   if (crumbs.length < 1) fail("no hierarchy above the article");
   await page.screenshot({ path: join(out, "2-article.png"), fullPage: true });
 
+  // Up the hierarchy: the law version, and what it contains.
+  await page.click("#hierarchy .crumb >> nth=0");
+  await page.waitForSelector("#view-node:not([hidden]) #node-children li");
+  const children = await page.$$eval("#node-children li", (lis) => lis.map((l) => l.textContent));
+  console.log("node:", await page.textContent("#node-title"), "|", children.length, "children:", children.join(" "));
+  await page.screenshot({ path: join(out, "3-node.png"), fullPage: true });
+
+  // The changes between the two versions of 示范保障法.
+  await page.evaluate(() => (location.hash = "#diff=" + encodeURIComponent("示范保障法")));
+  await page.waitForSelector("#view-diff:not([hidden]) #diff-changes li");
+  console.log("diff:", await page.textContent("#diff-title"), "|", await page.textContent("#diff-counts"));
+
   await page.click("a[data-view=sparql]");
   await page.waitForSelector("#view-sparql:not([hidden])");
   await page.fill(
@@ -59,7 +71,7 @@ try {
   await page.waitForSelector("#sparql-table tbody tr");
   const rows = await page.$$eval("#sparql-table tbody tr", (trs) => trs.map((t) => t.textContent));
   console.log("sparql:", rows.length, "rows:", rows.join(" | "));
-  await page.screenshot({ path: join(out, "3-sparql.png"), fullPage: true });
+  await page.screenshot({ path: join(out, "4-sparql.png"), fullPage: true });
 
   if (errors.length) fail("page errors: " + errors.join("; "));
   if (foreign.length) fail("requests off the server: " + foreign.join(" "));
