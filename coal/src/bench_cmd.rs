@@ -17,14 +17,7 @@ pub fn encoder(args: BenchEncoderArgs) -> anyhow::Result<()> {
         },
     )?;
     let load = t.elapsed();
-    let spec = coal_corpus::CorpusSpec::folder(&args.corpus).with_profile(&args.profile);
-    let corpus =
-        coal_corpus::load_corpus(&spec, &|_, _| {}).context("reading the benchmark corpus")?;
-    let texts: Vec<String> = corpus
-        .versions()
-        .flat_map(|v| v.articles.iter().map(|a| a.text()))
-        .take(args.articles)
-        .collect();
+    let texts = article_texts(&args.corpus, &args.profile, 0, args.articles)?;
     let texts: Vec<String> = texts.into_iter().map(|t| t.replace('\n', " ")).collect();
     if let Some(path) = &args.write_texts {
         std::fs::write(path, texts.join("\n") + "\n")
@@ -194,22 +187,32 @@ pub fn ask(args: crate::config::BenchAskArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The first `n` article texts of the profile's statutes longer than `min_chars`.
+fn article_texts(
+    corpus: &std::path::Path,
+    profile: &std::path::Path,
+    min_chars: usize,
+    n: usize,
+) -> anyhow::Result<Vec<String>> {
+    let spec = coal_corpus::CorpusSpec::folder(corpus).with_profile(profile);
+    let corpus =
+        coal_corpus::load_corpus(&spec, &|_, _| {}).context("reading the benchmark corpus")?;
+    Ok(corpus
+        .versions()
+        .flat_map(|v| v.articles.iter().map(|a| a.text()))
+        .filter(|t| t.chars().count() > min_chars)
+        .take(n)
+        .collect())
+}
+
 /// `coal bench llm`: the local chat model's prefill and generation speed for each thread
 /// setting, on prompts built from real articles (greedy, so every setting generates the
 /// same tokens).
 #[cfg(feature = "local-llm")]
 pub fn llm(args: crate::config::BenchLlmArgs) -> anyhow::Result<()> {
     use coal_models::{LocalChat, LocalChatConfig};
-    let spec = coal_corpus::CorpusSpec::folder(&args.corpus).with_profile(&args.profile);
-    let corpus =
-        coal_corpus::load_corpus(&spec, &|_, _| {}).context("reading the benchmark corpus")?;
     // Articles long enough to make a prompt of a few hundred tokens, as `ask` sends.
-    let texts: Vec<String> = corpus
-        .versions()
-        .flat_map(|v| v.articles.iter().map(|a| a.text()))
-        .filter(|t| t.chars().count() > 150)
-        .take(args.prompts)
-        .collect();
+    let texts = article_texts(&args.corpus, &args.profile, 150, args.prompts)?;
     anyhow::ensure!(
         !texts.is_empty(),
         "no article of the profile is long enough"

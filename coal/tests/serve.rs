@@ -78,14 +78,7 @@ fn store(dir: &Path) -> PathBuf {
         std::fs::copy(fixtures().join(f), corpus.join(f)).unwrap();
     }
     let store = dir.join("store");
-    let out = coal(&[
-        "build",
-        "--corpus",
-        corpus.to_str().unwrap(),
-        "--store",
-        store.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    common::build(&store, &corpus);
     store
 }
 
@@ -460,14 +453,7 @@ fn serve_picks_up_a_new_build_without_a_restart() {
         "# 中华人民共和国示范新法\n\n<!-- INFO END -->\n\n第一条 为了测试，制定本法。\n\n第二条 本法自公布之日起施行。\n",
     )
     .unwrap();
-    let out = coal(&[
-        "build",
-        "--corpus",
-        corpus.to_str().unwrap(),
-        "--store",
-        store.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    common::build(&store, &corpus);
     let deadline = Instant::now() + Duration::from_secs(60);
     while health()["build"] == before.as_str() {
         assert!(Instant::now() < deadline, "the new build was not picked up");

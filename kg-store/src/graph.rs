@@ -8,7 +8,7 @@ use coal_ontology::{ONTOLOGY_IRI, ONTOLOGY_TTL};
 use oxigraph::io::{RdfFormat, RdfSerializer};
 use oxigraph::model::{GraphName, NamedNode, Quad, Term, Triple};
 use oxigraph::sparql::results::{QueryResultsFormat, QueryResultsSerializer};
-use oxigraph::sparql::{QueryResults, SparqlEvaluator, Variable};
+use oxigraph::sparql::{SparqlEvaluator, Variable};
 use oxigraph::store::Store;
 
 use crate::error::{Result, StoreError};
@@ -212,41 +212,8 @@ impl LocalGraph {
 
 impl GraphBackend for LocalGraph {
     fn query(&self, sparql: &str) -> Result<SparqlOutput> {
-        let mut prepared = evaluator()
-            .parse_query(sparql)
-            .map_err(|e| StoreError::SparqlSyntax(e.to_string()))?;
-        if prepared.dataset().is_default_dataset() {
-            prepared.dataset_mut().set_default_graph_as_union();
-        }
-        let eval =
-            |e: oxigraph::sparql::QueryEvaluationError| StoreError::SparqlEvaluation(e.to_string());
-        match prepared.on_store(&self.store).execute().map_err(eval)? {
-            QueryResults::Boolean(b) => Ok(SparqlOutput::Boolean(b)),
-            QueryResults::Solutions(solutions) => {
-                let variables: Vec<String> = solutions
-                    .variables()
-                    .iter()
-                    .map(|v| v.as_str().to_owned())
-                    .collect();
-                let mut rows = Vec::new();
-                for s in solutions {
-                    let s = s.map_err(eval)?;
-                    rows.push(
-                        variables
-                            .iter()
-                            .map(|v| s.get(v.as_str()).cloned())
-                            .collect(),
-                    );
-                }
-                Ok(SparqlOutput::Solutions { variables, rows })
-            }
-            QueryResults::Graph(triples) => {
-                let triples = triples
-                    .collect::<std::result::Result<Vec<_>, _>>()
-                    .map_err(eval)?;
-                Ok(SparqlOutput::Graph(triples))
-            }
-        }
+        self.query_with(sparql, &crate::protocol::QueryOptions::default())
+            .map(|o| o.output)
     }
 
     fn update(&self, sparql: &str) -> Result<()> {
