@@ -262,5 +262,5 @@ pub fn llm(args: crate::config::BenchLlmArgs) -> anyhow::Result<()> {
 #[cfg(feature = "local-llm")]
 fn median(xs: &mut [f64]) -> f64 {
     xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
+    quantile(xs, 0.5)
 }

@@ -97,6 +97,15 @@ fn enc(s: &str) -> String {
     form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
+/// GET `url` asking for `accept`: a 200 in that media type, its body.
+fn negotiated(url: &str, accept: &str) -> String {
+    let r = get(url, accept);
+    assert_eq!(r.status(), 200, "{accept}");
+    let media = r.headers()["content-type"].to_str().unwrap().to_owned();
+    assert!(media.starts_with(accept), "{accept}: {media}");
+    r.text().unwrap()
+}
+
 const COUNT_ARTICLES: &str = "SELECT (COUNT(?a) AS ?n) WHERE { ?a a coal:Article }";
 
 fn json_count(r: reqwest::blocking::Response) -> u64 {
@@ -143,16 +152,7 @@ fn serve_speaks_the_sparql_protocol_in_every_result_format() {
         ("text/csv", "n\r\n"),
         ("text/tab-separated-values", "?n\n"),
     ] {
-        let r = get(&q, accept);
-        assert_eq!(r.status(), 200, "{accept}");
-        assert!(
-            r.headers()["content-type"]
-                .to_str()
-                .unwrap()
-                .starts_with(accept),
-            "{accept}"
-        );
-        let body = r.text().unwrap();
+        let body = negotiated(&q, accept);
         assert!(body.contains(needle), "{accept}: {body}");
         assert!(body.contains(&articles.to_string()), "{accept}: {body}");
     }
@@ -177,16 +177,7 @@ fn serve_speaks_the_sparql_protocol_in_every_result_format() {
         ("application/rdf+xml", "rdf:RDF"),
         ("application/ld+json", "\"@id\""),
     ] {
-        let r = get(&construct, accept);
-        assert_eq!(r.status(), 200, "{accept}");
-        assert!(
-            r.headers()["content-type"]
-                .to_str()
-                .unwrap()
-                .starts_with(accept),
-            "{accept}"
-        );
-        let body = r.text().unwrap();
+        let body = negotiated(&construct, accept);
         assert!(
             body.contains(needle) && body.contains("示范保障法"),
             "{accept}: {body}"

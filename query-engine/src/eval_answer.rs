@@ -142,7 +142,8 @@ pub struct ModelUse {
     pub rule_decomposition: bool,
 }
 
-fn quantile(sorted: &[f64], q: f64) -> f64 {
+/// The `q` quantile of sorted values (nearest rank; 0 for none).
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

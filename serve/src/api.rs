@@ -33,9 +33,18 @@ async fn on_build<F>(app: &App, f: F) -> Response
 where
     F: FnOnce(&Served) -> Result<Value, QueryError> + Send + 'static,
 {
+    on_build_found(app, String::new(), move |s| f(s).map(Some)).await
+}
+
+/// [`on_build`] for a lookup: `Ok(None)` is a 404 saying `missing`.
+async fn on_build_found<F>(app: &App, missing: String, f: F) -> Response
+where
+    F: FnOnce(&Served) -> Result<Option<Value>, QueryError> + Send + 'static,
+{
     let served = app.current.get();
     match tokio::task::spawn_blocking(move || f(&served)).await {
-        Ok(Ok(v)) => Json(v).into_response(),
+        Ok(Ok(Some(v))) => Json(v).into_response(),
+        Ok(Ok(None)) => error(StatusCode::NOT_FOUND, missing),
         Ok(Err(e)) => query_error(e),
         Err(_) => error(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -212,29 +221,11 @@ async fn article(app: Arc<App>, iri: String) -> Response {
     if NamedNode::new(&iri).is_err() {
         return error(StatusCode::BAD_REQUEST, format!("`{iri}` is not an IRI"));
     }
-    let served = app.current.get();
-    let found = {
-        let iri = iri.clone();
-        tokio::task::spawn_blocking(move || served.engine.retriever().article(&iri)).await
-    };
-    match found {
-        Ok(Ok(Some(_))) => {}
-        Ok(Ok(None)) => {
-            return error(
-                StatusCode::NOT_FOUND,
-                format!("<{iri}> is not an article of this store"),
-            );
-        }
-        Ok(Err(e)) => return query_error(e),
-        Err(_) => {
-            return error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "the request's thread failed",
-            );
-        }
-    }
-    on_build(&app, move |s| {
-        let a = s.engine.retriever().article(&iri)?;
+    let missing = format!("<{iri}> is not an article of this store");
+    on_build_found(&app, missing, move |s| {
+        let Some(a) = s.engine.retriever().article(&iri)? else {
+            return Ok(None);
+        };
         let g = s.store.graph();
         let q = |sparql: String| g.query(&sparql).map(strings);
         // The IRI was checked above: it is safe inside <…>.
@@ -273,7 +264,7 @@ async fn article(app: Arc<App>, iri: String) -> Response {
              ?article coal:realizesArticle ?work . ?version coal:contains+ ?article ; coal:versionDate ?date }} \
              ORDER BY ?date"
         ))?;
-        Ok(json!({
+        Ok(Some(json!({
             "article": a,
             "hierarchy": pairs(ancestors, &["iri", "kind", "label", "heading"]),
             "parts": pairs(parts, &["iri", "kind", "text"]),
@@ -282,7 +273,7 @@ async fn article(app: Arc<App>, iri: String) -> Response {
             "concepts": pairs(concepts, &["iri", "label", "how"]),
             "versions": pairs(versions, &["article", "date"]),
             "build": s.build(),
-        }))
+        })))
     })
     .await
 }
@@ -299,34 +290,8 @@ pub(crate) async fn node(State(app): State<Arc<App>>, Query(req): Query<NodeRequ
     if NamedNode::new(&iri).is_err() {
         return error(StatusCode::BAD_REQUEST, format!("`{iri}` is not an IRI"));
     }
-    let served = app.current.get();
-    let found = {
-        let iri = iri.clone();
-        tokio::task::spawn_blocking(move || {
-            served
-                .store
-                .graph()
-                .query(&format!("ASK {{ <{iri}> coal:contains ?c }}"))
-        })
-        .await
-    };
-    match found {
-        Ok(Ok(SparqlOutput::Boolean(true))) => {}
-        Ok(Ok(_)) => {
-            return error(
-                StatusCode::NOT_FOUND,
-                format!("<{iri}> contains nothing in this store"),
-            );
-        }
-        Ok(Err(e)) => return query_error(e.into()),
-        Err(_) => {
-            return error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "the request's thread failed",
-            );
-        }
-    }
-    on_build(&app, move |s| {
+    let missing = format!("<{iri}> contains nothing in this store");
+    on_build_found(&app, missing, move |s| {
         let g = s.store.graph();
         let head = strings(g.query(&format!(
             "SELECT (SAMPLE(?kind_) AS ?kind) (SAMPLE(?label_) AS ?label) (SAMPLE(?heading_) AS ?heading) WHERE {{ \
@@ -340,16 +305,19 @@ pub(crate) async fn node(State(app): State<Arc<App>>, Query(req): Query<NodeRequ
              OPTIONAL {{ ?node coal:order ?order }} OPTIONAL {{ ?node coal:label ?label_ }} \
              OPTIONAL {{ ?node coal:heading ?heading_ }} }} GROUP BY ?node ?order ORDER BY ?order STR(?node)"
         ))?);
+        if children.is_empty() {
+            return Ok(None);
+        }
         let head = head.into_iter().next().unwrap_or_default();
         let field = |i: usize| head.get(i).cloned().unwrap_or_default();
-        Ok(json!({
+        Ok(Some(json!({
             "iri": iri,
             "kind": field(0),
             "label": field(1),
             "heading": field(2),
             "children": pairs(children, &["iri", "kind", "label", "heading"]),
             "build": s.build(),
-        }))
+        })))
     })
     .await
 }

@@ -63,10 +63,7 @@ impl Metrics {
             let mut sorted = r.recent.clone();
             sorted.sort_by(f64::total_cmp);
             for q in [0.5, 0.9, 0.99] {
-                let v = sorted
-                    .get(((sorted.len().max(1) - 1) as f64 * q).round() as usize)
-                    .copied()
-                    .unwrap_or(0.0);
+                let v = query_engine::eval_answer::quantile(&sorted, q);
                 let _ = writeln!(
                     out,
                     "coal_request_duration_seconds{{route=\"{route}\",quantile=\"{q}\"}} {v:.6}"

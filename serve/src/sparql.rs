@@ -245,13 +245,7 @@ async fn run(app: Arc<App>, p: Params, headers: &HeaderMap) -> Response {
     let outcome = match tokio::time::timeout(timeout, job).await {
         Err(_) => {
             token.cancel();
-            return error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!(
-                    "the query ran past this server's {} s limit and was cancelled",
-                    timeout.as_secs_f64()
-                ),
-            );
+            return store_error(StoreError::Cancelled, timeout);
         }
         Ok(Err(_)) => return error(StatusCode::INTERNAL_SERVER_ERROR, "the query thread failed"),
         Ok(Ok(Err(e))) => return store_error(e, timeout),
