@@ -437,6 +437,23 @@ fn serve_picks_up_a_new_build_without_a_restart() {
         ))
     };
     let articles = count();
+    // Readers run through the swap; each response names the build it came from
+    // (`Coal-Build`) and must carry that build's count, never a mix.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            let (stop, url) = (stop.clone(), format!("{}/query?query={}", s.base, enc(COUNT_ARTICLES)));
+            std::thread::spawn(move || {
+                let mut seen = Vec::new();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let r = get(&url, "application/sparql-results+json");
+                    let build = r.headers()["coal-build"].to_str().unwrap().to_owned();
+                    seen.push((build, json_count(r)));
+                }
+                seen
+            })
+        })
+        .collect();
     // A new law in the corpus, built while the server runs.
     let corpus = dir.path().join("corpus");
     std::fs::write(
@@ -452,6 +469,17 @@ fn serve_picks_up_a_new_build_without_a_restart() {
     }
     assert_eq!(count(), articles + 2);
     assert!(health()["reload_error"].is_null());
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let after = health()["build"].as_str().unwrap().to_owned();
+    let mut by_build = std::collections::BTreeMap::new();
+    for (build, n) in readers.into_iter().flat_map(|r| r.join().unwrap()) {
+        by_build.entry(build).or_insert_with(std::collections::BTreeSet::new).insert(n);
+    }
+    let one = |n: u64| std::collections::BTreeSet::from([n]);
+    assert_eq!(by_build.get(&before), Some(&one(articles)), "{by_build:?}");
+    assert_eq!(by_build.get(&after), Some(&one(articles + 2)), "{by_build:?}");
+    assert_eq!(by_build.len(), 2, "{by_build:?}");
 }
 
 /// SPARQL clients from outside the project (PyPI's SPARQLWrapper and rdflib), against a

@@ -42,8 +42,9 @@ where
     F: FnOnce(&Served) -> Result<Option<Value>, QueryError> + Send + 'static,
 {
     let served = app.current.get();
+    let build = served.build().to_owned();
     match tokio::task::spawn_blocking(move || f(&served)).await {
-        Ok(Ok(Some(v))) => Json(v).into_response(),
+        Ok(Ok(Some(v))) => crate::sparql::from_build(Json(v).into_response(), &build),
         Ok(Ok(None)) => error(StatusCode::NOT_FOUND, missing),
         Ok(Err(e)) => query_error(e),
         Err(_) => error(

@@ -15,6 +15,16 @@ use crate::App;
 
 /// The header that says a response was cut at the server's row limit.
 pub const TRUNCATED_HEADER: &str = "coal-results-truncated";
+/// The build a response was computed from (the one served when its request started).
+pub const BUILD_HEADER: &str = "coal-build";
+
+/// `r` with the [`BUILD_HEADER`] of the build it came from.
+pub(crate) fn from_build(mut r: Response, build: &str) -> Response {
+    if let Ok(v) = HeaderValue::from_str(build) {
+        r.headers_mut().insert(BUILD_HEADER, v);
+    }
+    r
+}
 
 /// Media types for SELECT and ASK results, the default first.
 const RESULT_TYPES: &[(&str, ResultFormat)] = &[
@@ -233,6 +243,7 @@ async fn run(app: Arc<App>, p: Params, headers: &HeaderMap) -> Response {
         return error(StatusCode::BAD_REQUEST, UPDATE_REFUSED);
     }
     let served = app.current.get();
+    let build = served.build().to_owned();
     let token = CancellationToken::new();
     let opts = QueryOptions {
         default_graphs: p.default_graphs,
@@ -251,7 +262,7 @@ async fn run(app: Arc<App>, p: Params, headers: &HeaderMap) -> Response {
         Ok(Ok(Err(e))) => return store_error(e, timeout),
         Ok(Ok(Ok(o))) => o,
     };
-    write_outcome(outcome, &wanted, app.config.max_rows)
+    from_build(write_outcome(outcome, &wanted, app.config.max_rows), &build)
 }
 
 pub(crate) fn store_error(e: StoreError, timeout: std::time::Duration) -> Response {
@@ -386,6 +397,7 @@ pub(crate) async fn store_get(
         );
     };
     let served = app.current.get();
+    let build = served.build().to_owned();
     let max = app.config.max_rows;
     let timeout = app.config.query_timeout;
     let read = tokio::task::spawn_blocking(move || {
@@ -398,13 +410,16 @@ pub(crate) async fn store_get(
         g.graph_triples(graph.as_deref(), max).map(Some)
     });
     match read.await {
-        Ok(Ok(Some((triples, truncated)))) => write_outcome(
-            QueryOutcome {
-                output: SparqlOutput::Graph(triples),
-                truncated,
-            },
-            &wanted,
-            max,
+        Ok(Ok(Some((triples, truncated)))) => from_build(
+            write_outcome(
+                QueryOutcome {
+                    output: SparqlOutput::Graph(triples),
+                    truncated,
+                },
+                &wanted,
+                max,
+            ),
+            &build,
         ),
         Ok(Ok(None)) => error(
             StatusCode::NOT_FOUND,
