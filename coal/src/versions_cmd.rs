@@ -145,12 +145,7 @@ pub fn gc(args: GcArgs) -> anyhow::Result<()> {
     let ids: Vec<String> = removed.iter().map(|b| b.id.clone()).collect();
     let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     rt.block_on(async {
-        let url = args
-            .store
-            .db_url
-            .clone()
-            .unwrap_or_else(|| dir.default_db_url());
-        let db = kg_store::meta::connect(&url).await?;
+        let db = kg_store::meta::connect(&dir.db_url(args.store.db_url.as_deref())).await?;
         kg_store::builds::forget_builds(&db, &ids).await
     })?;
     let stdout = std::io::stdout();

@@ -188,11 +188,21 @@ impl StoreDir {
     }
 }
 
-/// Deletes the metadata rows of removed builds.
+/// Deletes the metadata rows of removed builds, their build records included.
 pub async fn forget_builds(db: &DatabaseConnection, ids: &[String]) -> Result<()> {
     if ids.is_empty() {
         return Ok(());
     }
+    forget_rows(db, ids).await?;
+    meta::build::Entity::delete_many()
+        .filter(meta::build::Column::Id.is_in(ids.to_vec()))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Deletes what builds wrote (laws, versions, articles), keeping their build records.
+pub(crate) async fn forget_rows(db: &DatabaseConnection, ids: &[String]) -> Result<()> {
     meta::article::Entity::delete_many()
         .filter(meta::article::Column::BuildId.is_in(ids.to_vec()))
         .exec(db)
@@ -203,10 +213,6 @@ pub async fn forget_builds(db: &DatabaseConnection, ids: &[String]) -> Result<()
         .await?;
     meta::law::Entity::delete_many()
         .filter(meta::law::Column::BuildId.is_in(ids.to_vec()))
-        .exec(db)
-        .await?;
-    meta::build::Entity::delete_many()
-        .filter(meta::build::Column::Id.is_in(ids.to_vec()))
         .exec(db)
         .await?;
     Ok(())

@@ -28,6 +28,10 @@ pub enum StoreError {
     UpdateRefused,
     #[error("metadata database: {0}")]
     Db(#[from] sea_orm::DbErr),
+    /// The database could not be reached or refused the login (the URL is shown without
+    /// its password).
+    #[error("cannot connect to the metadata database {url}: {message}")]
+    DbConnect { url: String, message: String },
     #[error("unsupported database URL `{0}`: use sqlite://PATH, postgres://… or mysql://…")]
     UnsupportedDbUrl(String),
     #[error("vector index: {0}")]

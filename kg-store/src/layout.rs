@@ -4,6 +4,8 @@
 //! STORE/
 //!   CURRENT              manifest: which build readers see (replaced atomically by rename)
 //!   meta.sqlite          metadata database (default; rows are keyed by build id)
+//!   METADATA-DB          the database URL a build was given (`--db-url`), password
+//!                        removed, so later commands find the same database
 //!   builds/<build-id>/
 //!     rdf/               oxigraph RocksDB store of that build
 //!     bm25/              tantivy index of the articles (jieba segmentation)
@@ -23,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Result, StoreError};
 
 const MANIFEST: &str = "CURRENT";
+const METADATA_DB: &str = "METADATA-DB";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Manifest {
@@ -89,6 +92,25 @@ impl StoreDir {
         )
     }
 
+    /// The metadata database to use: `explicit` (a `--db-url`), else the one the last
+    /// build with an explicit URL recorded, else the store's own SQLite file.
+    pub fn db_url(&self, explicit: Option<&str>) -> String {
+        if let Some(url) = explicit {
+            return url.to_owned();
+        }
+        match std::fs::read_to_string(self.root.join(METADATA_DB)) {
+            Ok(url) if !url.trim().is_empty() => url.trim().to_owned(),
+            _ => self.default_db_url(),
+        }
+    }
+
+    /// Records the database a build was given, without its password (pass it again with
+    /// `--db-url` or `COAL_DB_URL` where the server wants one).
+    pub fn record_db_url(&self, url: &str) -> Result<()> {
+        let path = self.root.join(METADATA_DB);
+        std::fs::write(&path, without_password(url) + "\n").map_err(|e| StoreError::io(&path, e))
+    }
+
     /// The committed manifest, if any build was ever committed.
     pub fn manifest(&self) -> Result<Option<Manifest>> {
         let path = self.root.join(MANIFEST);
@@ -146,6 +168,21 @@ impl StoreDir {
     }
 }
 
+/// `scheme://user:secret@host/db` → `scheme://user@host/db`.
+pub fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => {
+            let user = rest[..at].split(':').next().unwrap_or("");
+            format!("{scheme}://{user}{}", &rest[at..])
+        }
+        None => url.to_owned(),
+    }
+}
+
 /// RFC 3339 UTC timestamp without a date library.
 pub fn now_rfc3339() -> String {
     let secs = std::time::SystemTime::now()
@@ -176,6 +213,22 @@ pub fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_recorded_database_url_is_used_without_its_password() {
+        assert_eq!(
+            without_password("postgres://coal:s3cr@t@db.example:5432/coal?sslmode=disable"),
+            "postgres://coal@db.example:5432/coal?sslmode=disable"
+        );
+        assert_eq!(without_password("postgres://coal@h/db"), "postgres://coal@h/db");
+        assert_eq!(without_password("sqlite:///tmp/a@b.sqlite"), "sqlite:///tmp/a@b.sqlite");
+        let dir = tempfile::tempdir().unwrap();
+        let store = StoreDir::new(dir.path().join("s"), true).unwrap();
+        assert!(store.db_url(None).starts_with("sqlite://"));
+        store.record_db_url("postgres://u:p@h/db").unwrap();
+        assert_eq!(store.db_url(None), "postgres://u@h/db");
+        assert_eq!(store.db_url(Some("mysql://x@y/z")), "mysql://x@y/z");
+    }
 
     #[test]
     fn manifest_commit_replaces_and_reads_back() {

@@ -99,7 +99,7 @@ impl Store {
 
     /// The metadata database (`db_url`, or the store's own SQLite file).
     pub async fn meta(&self, db_url: Option<&str>) -> Result<DatabaseConnection> {
-        meta::connect(db_url.unwrap_or(&self.dir.default_db_url())).await
+        meta::connect(&self.dir.db_url(db_url)).await
     }
 
     /// Laws (works) of the current build.
@@ -162,6 +162,11 @@ impl BuildWriter {
         base: Option<&str>,
     ) -> Result<BuildWriter> {
         let dir = StoreDir::new(root, true)?;
+        // The database first: a wrong or unreachable URL fails before anything is written.
+        let db = meta::connect(&dir.db_url(db_url)).await?;
+        if let Some(url) = db_url {
+            dir.record_db_url(url)?;
+        }
         let id = dir.new_build_id();
         let build_dir = dir.build_dir(&id);
         std::fs::create_dir_all(&build_dir).map_err(|e| StoreError::io(&build_dir, e))?;
@@ -184,7 +189,6 @@ impl BuildWriter {
             }
         };
         graph.load_ontology()?;
-        let db = meta::connect(db_url.unwrap_or(&dir.default_db_url())).await?;
         meta::build::Entity::insert(meta::build::ActiveModel {
             id: Set(id.clone()),
             started_at: Set(now_rfc3339()),
@@ -317,10 +321,11 @@ impl BuildWriter {
         Ok(manifest)
     }
 
-    /// Gives up: the build folder is removed and the build recorded as failed. The
-    /// committed build is untouched.
+    /// Gives up: the build folder and its metadata rows are removed and the build
+    /// recorded as failed. The committed build is untouched.
     pub async fn abort(self) -> Result<()> {
         drop(self.graph);
+        builds::forget_rows(&self.db, std::slice::from_ref(&self.id)).await?;
         record_finish(&self.db, &self.id, "failed", None).await?;
         let path = self.dir.build_dir(&self.id);
         std::fs::remove_dir_all(&path).map_err(|e| StoreError::io(&path, e))

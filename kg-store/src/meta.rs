@@ -150,8 +150,15 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection> {
         return Err(StoreError::UnsupportedDbUrl(url.to_owned()));
     }
     let mut opts = ConnectOptions::new(url.to_owned());
-    opts.sqlx_logging(false);
-    let db = Database::connect(opts).await?;
+    opts.sqlx_logging(false)
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .acquire_timeout(std::time::Duration::from_secs(10));
+    let db = Database::connect(opts)
+        .await
+        .map_err(|e| StoreError::DbConnect {
+            url: crate::layout::without_password(url),
+            message: e.to_string(),
+        })?;
     if url.starts_with("sqlite:") {
         // WAL lets readers go on while a build writes.
         use sea_orm::ConnectionTrait;
