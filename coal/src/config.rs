@@ -390,6 +390,36 @@ pub struct SparqlArgs {
     #[arg(long)]
     pub allow_update: bool,
     #[command(flatten)]
+    pub source: GraphSourceArgs,
+}
+
+/// Where a read-only command reads the graph: the store's current build, or a remote
+/// SPARQL 1.1 query endpoint the graph was published to (`coal publish`).
+#[derive(Args, Debug)]
+pub struct GraphSourceArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Read the graph from this SPARQL 1.1 query endpoint instead of the store
+    /// (Virtuoso: http://HOST:8890/sparql).
+    #[arg(long, env = "COAL_SPARQL_ENDPOINT")]
+    pub endpoint: Option<String>,
+    /// Seconds a remote query may take.
+    #[arg(long, default_value_t = 60)]
+    pub endpoint_timeout_secs: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct PublishArgs {
+    /// The SPARQL 1.1 Graph Store Protocol endpoint (Virtuoso:
+    /// http://HOST:8890/sparql-graph-crud).
+    #[arg(long)]
+    pub endpoint: String,
+    /// Seconds one request (one graph) may take.
+    #[arg(long, default_value_t = 120)]
+    pub timeout_secs: u64,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
     pub store: StoreArgs,
 }
 
@@ -474,7 +504,7 @@ pub struct HistoryArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub store: StoreArgs,
+    pub source: GraphSourceArgs,
 }
 
 #[derive(Args, Debug)]
@@ -494,7 +524,7 @@ pub struct DiffArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub store: StoreArgs,
+    pub source: GraphSourceArgs,
 }
 
 #[derive(Args, Debug)]

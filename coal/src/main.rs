@@ -33,6 +33,9 @@ enum Command {
     Sparql(config::SparqlArgs),
     /// Export the whole graph as Turtle, N-Quads or TriG.
     Export(config::ExportArgs),
+    /// Push the current build's named graphs to a SPARQL 1.1 Graph Store Protocol endpoint
+    /// (only the graphs that changed since the last publish; removed ones are deleted).
+    Publish(config::PublishArgs),
     /// Search articles for a question (BM25 over law title, hierarchy, label and text).
     Search(config::SearchArgs),
     /// Answer a question: score its complexity, route it to a retrieval tier, cite articles.
@@ -91,6 +94,7 @@ fn main() -> std::process::ExitCode {
         Command::Build(args) => build_cmd::run(args),
         Command::Sparql(args) => sparql_cmd::run(args),
         Command::Export(args) => sparql_cmd::export(args),
+        Command::Publish(args) => sparql_cmd::publish(args),
         Command::Search(args) => search_cmd::search(args),
         Command::Ask(args) => ask_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),

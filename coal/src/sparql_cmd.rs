@@ -8,7 +8,32 @@ use kg_store::oxigraph::model::Term;
 use kg_store::{GraphBackend, ResultFormat, SparqlOutput, Store, StoreError};
 use unicode_width::UnicodeWidthStr;
 
-use crate::config::{ExportArgs, ExportFormat, OutputFormat, SparqlArgs};
+use crate::config::{ExportArgs, ExportFormat, GraphSourceArgs, OutputFormat, SparqlArgs};
+
+/// The graph a read-only command reads: the store's current build or a remote endpoint.
+pub enum GraphSource {
+    Local(Store),
+    Remote(kg_store::RemoteGraph),
+}
+
+impl GraphSource {
+    pub fn open(args: &GraphSourceArgs) -> anyhow::Result<GraphSource> {
+        Ok(match &args.endpoint {
+            Some(url) => GraphSource::Remote(kg_store::RemoteGraph::new(
+                url,
+                std::time::Duration::from_secs(args.endpoint_timeout_secs),
+            )?),
+            None => GraphSource::Local(Store::open(&args.store.store, false)?),
+        })
+    }
+
+    pub fn graph(&self) -> &dyn GraphBackend {
+        match self {
+            GraphSource::Local(store) => store.graph(),
+            GraphSource::Remote(remote) => remote,
+        }
+    }
+}
 
 pub fn run(args: SparqlArgs) -> anyhow::Result<()> {
     let query = args.query_text()?;
@@ -19,13 +44,16 @@ pub fn run(args: SparqlArgs) -> anyhow::Result<()> {
     if is_update && !args.allow_update {
         return Err(StoreError::UpdateRefused.into());
     }
-    let store = Store::open(&args.store.store, is_update)?;
     if is_update {
+        if args.source.endpoint.is_some() {
+            bail!("--endpoint is read-only here: send updates to the endpoint itself");
+        }
+        let store = Store::open(&args.source.store.store, true)?;
         store.graph().update(&query)?;
         eprintln!("update applied to build {}", store.build_id());
         return Ok(());
     }
-    let output = store.graph().query(&query)?;
+    let output = GraphSource::open(&args.source)?.graph().query(&query)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let format = match args.format {
@@ -154,6 +182,63 @@ pub fn export(args: ExportArgs) -> anyhow::Result<()> {
         None => store
             .graph()
             .export(format, std::io::BufWriter::new(std::io::stdout().lock()))?,
+    }
+    Ok(())
+}
+
+/// `coal publish`: the current build's named graphs to a Graph Store Protocol endpoint.
+pub fn publish(args: crate::config::PublishArgs) -> anyhow::Result<()> {
+    use kg_store::publish::{PublishObserver, PublishTarget};
+    struct Bar(indicatif::ProgressBar);
+    impl PublishObserver for Bar {
+        fn started(&self, to_write: usize, to_delete: usize) {
+            self.0.set_length((to_write + to_delete) as u64);
+        }
+        fn graph_done(&self, _iri: &str) {
+            self.0.inc(1);
+        }
+    }
+    let store = Store::open(&args.store.store, false)?;
+    let bar = indicatif::ProgressBar::new(0).with_style(
+        indicatif::ProgressStyle::with_template("  publish [{bar:30}] {pos}/{len} graphs ETA {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    let target = PublishTarget {
+        endpoint: args.endpoint.clone(),
+        timeout: std::time::Duration::from_secs(args.timeout_secs),
+    };
+    let observer = Bar(bar);
+    let report = kg_store::publish::publish(store.graph(), &target, &observer);
+    observer.0.finish_and_clear();
+    let report = report.with_context(|| {
+        format!(
+            "publishing build {} to {} stopped; the local build is untouched and `coal publish` can be run again",
+            store.build_id(),
+            args.endpoint
+        )
+    })?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        let mut v = serde_json::to_value(&report)?;
+        v["build"] = serde_json::json!(store.build_id());
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+    } else {
+        writeln!(
+            out,
+            "build {} → {}: {} graphs, {} written ({} triples, {:.1} MB), {} unchanged, {} deleted, {:.1} s",
+            store.build_id(),
+            report.endpoint,
+            report.graphs,
+            report.written.len(),
+            report.triples_written,
+            report.bytes_written as f64 / 1e6,
+            report.kept,
+            report.deleted.len(),
+            report.seconds
+        )?;
     }
     Ok(())
 }

@@ -2,7 +2,6 @@
 
 use std::io::Write;
 
-use kg_store::Store;
 use query_engine::versions::{self, ArticleDiff};
 
 use crate::config::{BuildsArgs, DiffArgs, GcArgs, HistoryArgs};
@@ -15,8 +14,8 @@ fn counts(c: &[(String, usize)]) -> String {
 }
 
 pub fn history(args: HistoryArgs) -> anyhow::Result<()> {
-    let store = Store::open(&args.store.store, false)?;
-    let h = versions::history(store.graph(), &args.law)?;
+    let source = crate::sparql_cmd::GraphSource::open(&args.source)?;
+    let h = versions::history(source.graph(), &args.law)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {
@@ -73,9 +72,9 @@ fn print_change(out: &mut impl Write, c: &ArticleDiff) -> std::io::Result<()> {
 }
 
 pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
-    let store = Store::open(&args.store.store, false)?;
+    let source = crate::sparql_cmd::GraphSource::open(&args.source)?;
     let d = versions::diff(
-        store.graph(),
+        source.graph(),
         &args.law,
         args.from.as_deref(),
         args.to.as_deref(),

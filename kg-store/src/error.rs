@@ -38,6 +38,9 @@ pub enum StoreError {
     VectorIndex(String),
     #[error("BM25 index: {0}")]
     TextIndex(String),
+    /// A remote SPARQL or Graph Store endpoint failed or refused.
+    #[error("{url}: {message}")]
+    Remote { url: String, message: String },
     #[error("the query was cancelled (it ran past its time limit)")]
     Cancelled,
     /// A protocol request's parameter that is not what it must be (a graph IRI, …).

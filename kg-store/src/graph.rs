@@ -99,18 +99,20 @@ pub trait GraphBackend: Send + Sync {
     fn len(&self) -> Result<usize>;
 }
 
+/// The prefixes every query may use undeclared (locally and against a remote endpoint).
+pub(crate) const PREDECLARED: [(&str, &str); 7] = [
+    ("coal", coal_ontology::ns::COAL),
+    ("eli", coal_ontology::ns::ELI),
+    ("rdf", coal_ontology::ns::RDF),
+    ("rdfs", coal_ontology::ns::RDFS),
+    ("skos", coal_ontology::ns::SKOS),
+    ("xsd", coal_ontology::ns::XSD),
+    ("owl", coal_ontology::ns::OWL),
+];
+
 pub(crate) fn evaluator() -> SparqlEvaluator {
-    let prefixes = [
-        ("coal", coal_ontology::ns::COAL),
-        ("eli", coal_ontology::ns::ELI),
-        ("rdf", coal_ontology::ns::RDF),
-        ("rdfs", coal_ontology::ns::RDFS),
-        ("skos", coal_ontology::ns::SKOS),
-        ("xsd", coal_ontology::ns::XSD),
-        ("owl", coal_ontology::ns::OWL),
-    ];
     let mut ev = SparqlEvaluator::new();
-    for (p, iri) in prefixes {
+    for (p, iri) in PREDECLARED {
         ev = ev.with_prefix(p, iri).expect("valid prefix IRI");
     }
     ev

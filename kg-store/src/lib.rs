@@ -11,6 +11,8 @@ mod graph;
 mod layout;
 pub mod meta;
 pub mod protocol;
+pub mod publish;
+mod remote;
 pub mod statute_graph;
 mod text_index;
 mod vectors;
@@ -21,6 +23,7 @@ pub use error::{Result, StoreError};
 pub use graph::{GraphBackend, LocalGraph, ResultFormat, SparqlOutput, is_update, named_graph};
 pub use layout::{Manifest, StoreDir, now_rfc3339};
 pub use oxigraph;
+pub use remote::RemoteGraph;
 pub use text_index::{FieldWeights, IndexedArticle, TextHit, TextIndex, TextIndexWriter};
 pub use vectors::{
     EmbeddingCache, IndexKeys, TextKey, VectorHit, VectorIndex, VectorIndexReport,

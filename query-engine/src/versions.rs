@@ -67,11 +67,16 @@ pub fn history(g: &dyn GraphBackend, law: &str) -> Result<Vec<VersionInfo>, Quer
         return Err(QueryError::BadInput("a law name is needed".into()));
     }
     let q = format!(
-        r#"SELECT ?v ?title ?date ?until (COUNT(?a) AS ?n) WHERE {{
+        // Grouped by the version alone, never by an OPTIONAL's variable: Virtuoso splits
+        // groups whose keys are unbound.
+        r#"SELECT ?v ?title ?date ?until ?n WHERE {{
   ?v a coal:LawVersion ; coal:shortName "{s}"@zh ; coal:title ?title .
   OPTIONAL {{ ?v coal:versionDate ?date }} OPTIONAL {{ ?v coal:validUntil ?until }}
-  OPTIONAL {{ ?a coal:inLaw ?v ; a coal:Article }}
-}} GROUP BY ?v ?title ?date ?until ORDER BY ?date ?v"#,
+  {{ SELECT ?v (COUNT(?a) AS ?n) WHERE {{
+      ?v a coal:LawVersion ; coal:shortName "{s}"@zh .
+      OPTIONAL {{ ?a coal:inLaw ?v ; a coal:Article }}
+  }} GROUP BY ?v }}
+}} ORDER BY ?date ?v"#,
         s = literal_escape(short)
     );
     let mut out: Vec<VersionInfo> = rows(g, &q)?
