@@ -423,26 +423,33 @@ fn serve_answers_questions_and_walks_articles() {
 }
 
 #[test]
-fn serve_picks_up_a_new_build_without_a_restart() {
+fn two_servers_sharing_a_store_pick_up_a_new_build_without_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let store = store(dir.path());
+    // Two server processes over one store folder, as read replicas sharing it would.
     let s = serve(&store, &[]);
-    let health =
-        || -> serde_json::Value { get(&format!("{}/healthz", s.base), "*/*").json().unwrap() };
+    let s2 = serve(&store, &[]);
+    let health_of = |base: &str| -> serde_json::Value {
+        get(&format!("{base}/healthz"), "*/*").json().unwrap()
+    };
+    let health = || health_of(&s.base);
     let before = health()["build"].as_str().unwrap().to_owned();
-    let count = || {
+    assert_eq!(health_of(&s2.base)["build"], before.as_str());
+    let count_of = |base: &str| {
         json_count(get(
-            &format!("{}/query?query={}", s.base, enc(COUNT_ARTICLES)),
+            &format!("{base}/query?query={}", enc(COUNT_ARTICLES)),
             "application/sparql-results+json",
         ))
     };
+    let count = || count_of(&s.base);
     let articles = count();
     // Readers run through the swap; each response names the build it came from
     // (`Coal-Build`) and must carry that build's count, never a mix.
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let readers: Vec<_> = (0..3)
-        .map(|_| {
-            let (stop, url) = (stop.clone(), format!("{}/query?query={}", s.base, enc(COUNT_ARTICLES)));
+    let readers: Vec<_> = (0..4)
+        .map(|i| {
+            let base = if i % 2 == 0 { &s.base } else { &s2.base };
+            let (stop, url) = (stop.clone(), format!("{base}/query?query={}", enc(COUNT_ARTICLES)));
             std::thread::spawn(move || {
                 let mut seen = Vec::new();
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -463,11 +470,13 @@ fn serve_picks_up_a_new_build_without_a_restart() {
     .unwrap();
     common::build(&store, &corpus);
     let deadline = Instant::now() + Duration::from_secs(60);
-    while health()["build"] == before.as_str() {
+    while health()["build"] == before.as_str() || health_of(&s2.base)["build"] == before.as_str() {
         assert!(Instant::now() < deadline, "the new build was not picked up");
         std::thread::sleep(Duration::from_millis(200));
     }
     assert_eq!(count(), articles + 2);
+    assert_eq!(count_of(&s2.base), articles + 2);
+    assert_eq!(health_of(&s2.base)["build"], health()["build"]);
     assert!(health()["reload_error"].is_null());
     std::thread::sleep(Duration::from_millis(300));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
