@@ -50,6 +50,7 @@ demo: coal model
 	$(COAL) ask --store $(STORE) "用人单位解除劳动合同需要支付经济补偿吗？"
 
 test: model
+	cargo fmt --all --check
 	COAL_MODEL=$$(if [ -f $(SHARED)/models/e5-small-q4.bin ]; then realpath $(SHARED)/models/e5-small-q4.bin; else realpath .models/e5-small-q4.bin; fi) \
 		cargo test --workspace --all-targets
 

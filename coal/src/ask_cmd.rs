@@ -17,12 +17,15 @@ pub fn open_engine(
     Ok((store, engine))
 }
 
+/// Start-up stages and their milliseconds.
+pub type StageTimes = Vec<(&'static str, f64)>;
+
 /// [`open_engine`] with the wall time of each start-up stage: the store, the encoder,
 /// then the engine's own stages.
 pub fn open_engine_timed(
     model: &crate::config::ModelArgs,
     store: &crate::config::StoreArgs,
-) -> anyhow::Result<(Store, Engine, Vec<(&'static str, f64)>)> {
+) -> anyhow::Result<(Store, Engine, StageTimes)> {
     let mut t = Instant::now();
     let mut lap = |name: &'static str, out: &mut Vec<(&'static str, f64)>| {
         out.push((name, t.elapsed().as_secs_f64() * 1e3));

@@ -1,5 +1,6 @@
 //! `coal bench encoder`: encoder throughput and single-question latency on real articles.
 
+use query_engine::eval_answer::quantile;
 use std::time::Instant;
 
 use anyhow::Context;
@@ -74,13 +75,6 @@ pub fn encoder(args: BenchEncoderArgs) -> anyhow::Result<()> {
         lat.len()
     );
     Ok(())
-}
-
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
 /// `coal bench ask`: the engine on real questions, warm, one at a time.

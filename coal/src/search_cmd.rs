@@ -113,6 +113,9 @@ pub fn gold_sets(
         .collect::<Result<_, _>>()?)
 }
 
+/// Per item, per gold alternative: the gold article IRIs.
+type GoldSets = Vec<Vec<HashSet<String>>>;
+
 /// The items (and their gold sets) to score: all of them, or with `within_store` only
 /// those whose every gold article is in the store (the paper's setting: a set's items on
 /// a smaller corpus). Reports on stderr how many were left out.
@@ -121,7 +124,7 @@ pub fn gold_items(
     set: &str,
     items: Vec<query_engine::eval::EvalItem>,
     sets: &crate::config::QuestionSets,
-) -> anyhow::Result<(Vec<query_engine::eval::EvalItem>, Vec<Vec<HashSet<String>>>)> {
+) -> anyhow::Result<(Vec<query_engine::eval::EvalItem>, GoldSets)> {
     if !sets.within_store {
         let gold = gold_sets(gold_map, &items)?;
         return Ok((items, gold));
@@ -151,13 +154,6 @@ pub fn gold_items(
         gold.truncate(limit);
     }
     Ok((kept, gold))
-}
-
-fn percentile(sorted: &[f64], p: usize) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    sorted[(sorted.len() * p / 100).min(sorted.len() - 1)]
 }
 
 pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
@@ -286,7 +282,10 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
         let mut per_mode = serde_json::Map::new();
         for (m, &mode_name) in modes.iter().enumerate() {
             latency[m].sort_by(f64::total_cmp);
-            let (p50, p95) = (percentile(&latency[m], 50), percentile(&latency[m], 95));
+            let (p50, p95) = (
+                query_engine::eval_answer::quantile(&latency[m], 0.50),
+                query_engine::eval_answer::quantile(&latency[m], 0.95),
+            );
             let metrics: RetrievalMetrics = score(&ranked[m], &gold, &ks);
             table.push_str(&format!("| {name} | {mode_name} | {} |", metrics.questions));
             for k in &ks {

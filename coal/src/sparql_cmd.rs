@@ -200,9 +200,11 @@ pub fn publish(args: crate::config::PublishArgs) -> anyhow::Result<()> {
     }
     let store = Store::open(&args.store.store, false)?;
     let bar = indicatif::ProgressBar::new(0).with_style(
-        indicatif::ProgressStyle::with_template("  publish [{bar:30}] {pos}/{len} graphs ETA {eta}")
-            .expect("valid template")
-            .progress_chars("=> "),
+        indicatif::ProgressStyle::with_template(
+            "  publish [{bar:30}] {pos}/{len} graphs ETA {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
     );
     bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
     let target = PublishTarget {

@@ -48,7 +48,10 @@ impl Drop for Database {
     fn drop(&mut self) {
         let _ = Command::new("psql")
             .args(["-X", "-q", &self.admin, "-c"])
-            .arg(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name))
+            .arg(format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ))
             .output();
     }
 }
@@ -139,7 +142,9 @@ fn postgres_holds_the_metadata_of_builds_failures_gc_and_two_stores() {
     let n1 = first["articles"].as_u64().unwrap();
     assert_eq!(articles_by_build(&db), [format!("{}|{n1}", id(&first))]);
     assert_eq!(
-        db.rows("SELECT status || '|' || short_name FROM build JOIN law ON law.build_id = build.id"),
+        db.rows(
+            "SELECT status || '|' || short_name FROM build JOIN law ON law.build_id = build.id"
+        ),
         ["committed|示范保障法"]
     );
     // The store remembers its database: later commands need no --db-url.
@@ -159,7 +164,10 @@ fn postgres_holds_the_metadata_of_builds_failures_gc_and_two_stores() {
     assert!(n2 > n1);
     assert_eq!(
         articles_by_build(&db),
-        [format!("{}|{n1}", id(&first)), format!("{}|{n2}", id(&second))]
+        [
+            format!("{}|{n1}", id(&first)),
+            format!("{}|{n2}", id(&second))
+        ]
     );
     assert_eq!(
         db.rows(&format!(
@@ -227,8 +235,18 @@ fn postgres_holds_the_metadata_of_builds_failures_gc_and_two_stores() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(articles_by_build(&db).len(), 3, "the killed build's rows");
-    assert_eq!(db.rows("SELECT COUNT(*) FROM build WHERE status = 'running'"), ["1"]);
-    let gc = coal(&["gc", "--store", store.to_str().unwrap(), "--keep", "1", "--json"]);
+    assert_eq!(
+        db.rows("SELECT COUNT(*) FROM build WHERE status = 'running'"),
+        ["1"]
+    );
+    let gc = coal(&[
+        "gc",
+        "--store",
+        store.to_str().unwrap(),
+        "--keep",
+        "1",
+        "--json",
+    ]);
     assert!(gc.status.success(), "{}", stderr(&gc));
     assert_eq!(articles_by_build(&db), [format!("{}|{n2}", id(&second))]);
     assert_eq!(
@@ -252,7 +270,10 @@ fn postgres_holds_the_metadata_of_builds_failures_gc_and_two_stores() {
     assert!(gc.status.success(), "{}", stderr(&gc));
     let laws = db.rows("SELECT short_name FROM law ORDER BY short_name");
     assert_eq!(laws, ["示范保障法", "示范劳动法"]);
-    assert!(db.rows(&format!("SELECT id FROM build WHERE id = '{}'", id(&third))).is_empty());
+    assert!(
+        db.rows(&format!("SELECT id FROM build WHERE id = '{}'", id(&third)))
+            .is_empty()
+    );
     // The same corpus into SQLite gives the same rows.
     let sqlite_store = dir.path().join("sqlite-store");
     let local = build(&sqlite_store, &corpus, None);
@@ -303,7 +324,11 @@ fn a_wrong_or_unreachable_database_is_one_clear_error_and_writes_nothing() {
             &url,
         ]);
         assert!(!out.status.success());
-        assert!(stderr(&out).contains("coal_no_such_database"), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("coal_no_such_database"),
+            "{}",
+            stderr(&out)
+        );
         assert_eq!(builds(), count);
     }
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use common::{coal, stderr, stdout};
+use common::{build, coal, stderr, stdout};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/tests/fixtures")
@@ -27,17 +27,6 @@ fn corpus(dir: &Path, files: &[&str]) -> PathBuf {
         std::fs::copy(&from, corpus.join(from.file_name().unwrap())).unwrap();
     }
     corpus
-}
-
-fn build(store: &Path, corpus: &Path) {
-    let out = coal(&[
-        "build",
-        "--corpus",
-        corpus.to_str().unwrap(),
-        "--store",
-        store.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
 }
 
 fn publish(store: &Path, endpoint: &str, extra: &[&str]) -> std::process::Output {
@@ -94,7 +83,10 @@ fn virtuoso_takes_a_published_build_and_answers_as_the_store_does() {
     let dir = tempfile::tempdir().unwrap();
     let corpus = corpus(
         dir.path(),
-        &["示范劳动法(2020-01-01).md", "versions/示范保障法(2018-10-26).md"],
+        &[
+            "示范劳动法(2020-01-01).md",
+            "versions/示范保障法(2018-10-26).md",
+        ],
     );
     let store = dir.path().join("store");
     build(&store, &corpus);
@@ -102,7 +94,11 @@ fn virtuoso_takes_a_published_build_and_answers_as_the_store_does() {
     let first = report(&publish(&store, &crud, &[]));
     let graphs = first["graphs"].as_u64().unwrap();
     assert!(graphs >= 5, "{first}");
-    assert_eq!(first["written"].as_array().unwrap().len() as u64, graphs, "{first}");
+    assert_eq!(
+        first["written"].as_array().unwrap().len() as u64,
+        graphs,
+        "{first}"
+    );
     // Nothing changed: nothing is sent.
     let again = report(&publish(&store, &crud, &[]));
     assert_eq!(again["written"], serde_json::json!([]), "{again}");
@@ -110,7 +106,10 @@ fn virtuoso_takes_a_published_build_and_answers_as_the_store_does() {
 
     let compare = |label: &str, laws: &[&str]| {
         let mut queries: Vec<String> = QUERIES.iter().map(|q| q.to_string()).collect();
-        for f in ["examples/labor-contract-chapters.rq", "examples/fusion-merges.rq"] {
+        for f in [
+            "examples/labor-contract-chapters.rq",
+            "examples/fusion-merges.rq",
+        ] {
             queries.push(
                 std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(f))
                     .unwrap(),
@@ -131,7 +130,11 @@ fn virtuoso_takes_a_published_build_and_answers_as_the_store_does() {
                 assert!(out.status.success(), "{}", stderr(&out));
                 serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
             };
-            assert_eq!(h(&["--store", s]), h(&["--endpoint", &sparql]), "{label}: {law}");
+            assert_eq!(
+                h(&["--store", s]),
+                h(&["--endpoint", &sparql]),
+                "{label}: {law}"
+            );
         }
     };
     compare("first publish", &["示范保障法", "示范劳动法"]);
@@ -147,11 +150,16 @@ fn virtuoso_takes_a_published_build_and_answers_as_the_store_does() {
     build(&store, &corpus);
     let third = report(&publish(&store, &crud, &[]));
     let written = third["written"].as_array().unwrap().len();
-    assert!(written >= 2 && (written as u64) < third["graphs"].as_u64().unwrap(), "{third}");
+    assert!(
+        written >= 2 && (written as u64) < third["graphs"].as_u64().unwrap(),
+        "{third}"
+    );
     let deleted = third["deleted"].as_array().unwrap();
     assert!(!deleted.is_empty(), "{third}");
     assert!(
-        deleted.iter().all(|g| !g.as_str().unwrap().contains("示范保障法")),
+        deleted
+            .iter()
+            .all(|g| !g.as_str().unwrap().contains("示范保障法")),
         "{third}"
     );
     compare("after the change", &["示范保障法"]);
@@ -255,7 +263,10 @@ fn protocol_publish_stops_clearly_on_refusals_500s_and_timeouts_then_completes_o
     let dir = tempfile::tempdir().unwrap();
     let corpus = corpus(
         dir.path(),
-        &["示范劳动法(2020-01-01).md", "versions/示范保障法(2018-10-26).md"],
+        &[
+            "示范劳动法(2020-01-01).md",
+            "versions/示范保障法(2018-10-26).md",
+        ],
     );
     let store = dir.path().join("store");
     build(&store, &corpus);
@@ -263,14 +274,21 @@ fn protocol_publish_stops_clearly_on_refusals_500s_and_timeouts_then_completes_o
     let before = current();
 
     // Refused writes: the status and the server's words, nothing written.
-    state.refuse_writes.store(true, std::sync::atomic::Ordering::SeqCst);
+    state
+        .refuse_writes
+        .store(true, std::sync::atomic::Ordering::SeqCst);
     let out = publish(&store, &crud, &[]);
     assert!(!out.status.success());
     let err = stderr(&out);
-    assert!(err.contains("401") && err.contains("writes need credentials"), "{err}");
+    assert!(
+        err.contains("401") && err.contains("writes need credentials"),
+        "{err}"
+    );
     assert!(err.contains("can be run again"), "{err}");
     assert!(state.graphs.lock().unwrap().is_empty());
-    state.refuse_writes.store(false, std::sync::atomic::Ordering::SeqCst);
+    state
+        .refuse_writes
+        .store(false, std::sync::atomic::Ordering::SeqCst);
 
     // A 500 after three writes (the pending manifest and two graphs).
     *state.writes_left.lock().unwrap() = Some(3);
@@ -280,10 +298,8 @@ fn protocol_publish_stops_clearly_on_refusals_500s_and_timeouts_then_completes_o
     {
         let graphs = state.graphs.lock().unwrap();
         assert_eq!(graphs.len(), 3, "the manifest and two graphs");
-        let manifest = String::from_utf8(
-            graphs["https://w3id.org/coal/graph/published"].clone(),
-        )
-        .unwrap();
+        let manifest =
+            String::from_utf8(graphs["https://w3id.org/coal/graph/published"].clone()).unwrap();
         // Every graph of the build is on record as unfinished.
         assert!(manifest.contains("publishedDigest> \"\""), "{manifest}");
     }
@@ -293,7 +309,11 @@ fn protocol_publish_stops_clearly_on_refusals_500s_and_timeouts_then_completes_o
     *state.delay.lock().unwrap() = Some(Duration::from_secs(3));
     let out = publish(&store, &crud, &["--timeout-secs", "1"]);
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("no answer within the time limit"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no answer within the time limit"),
+        "{}",
+        stderr(&out)
+    );
     *state.delay.lock().unwrap() = None;
 
     // The rerun completes: every graph of the build, the same triples, a final manifest.
@@ -306,15 +326,21 @@ fn protocol_publish_stops_clearly_on_refusals_500s_and_timeouts_then_completes_o
     );
     {
         let held = state.graphs.lock().unwrap();
-        assert_eq!(held.len(), graphs + 1, "the build's graphs and the manifest");
+        assert_eq!(
+            held.len(),
+            graphs + 1,
+            "the build's graphs and the manifest"
+        );
         for line in local.iter().filter(|l| l.starts_with("http")) {
             let (g, n) = line.rsplit_once(',').unwrap();
             let body = String::from_utf8(held[g].clone()).unwrap();
             assert_eq!(body.lines().count().to_string(), n, "{g}");
         }
-        assert!(!String::from_utf8(held["https://w3id.org/coal/graph/published"].clone())
-            .unwrap()
-            .contains("publishedDigest> \"\""));
+        assert!(
+            !String::from_utf8(held["https://w3id.org/coal/graph/published"].clone())
+                .unwrap()
+                .contains("publishedDigest> \"\"")
+        );
     }
     let again = report(&publish(&store, &crud, &[]));
     assert_eq!(again["written"], serde_json::json!([]));
@@ -327,9 +353,18 @@ fn protocol_publish_stops_clearly_on_refusals_500s_and_timeouts_then_completes_o
     ] {
         let out = publish(&store, endpoint, &[]);
         assert!(!out.status.success());
-        assert!(stderr(&out).contains(needle), "{endpoint}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(needle),
+            "{endpoint}: {}",
+            stderr(&out)
+        );
     }
-    let out = coal(&["sparql", "--endpoint", "http://127.0.0.1:1/sparql", "ASK {}"]);
+    let out = coal(&[
+        "sparql",
+        "--endpoint",
+        "http://127.0.0.1:1/sparql",
+        "ASK {}",
+    ]);
     assert!(stderr(&out).contains("cannot connect"), "{}", stderr(&out));
     let out = coal(&["sparql", "--endpoint", &crud, "SELEC nothing"]);
     assert!(stderr(&out).contains("SPARQL syntax"), "{}", stderr(&out));

@@ -449,7 +449,10 @@ fn two_servers_sharing_a_store_pick_up_a_new_build_without_a_restart() {
     let readers: Vec<_> = (0..4)
         .map(|i| {
             let base = if i % 2 == 0 { &s.base } else { &s2.base };
-            let (stop, url) = (stop.clone(), format!("{base}/query?query={}", enc(COUNT_ARTICLES)));
+            let (stop, url) = (
+                stop.clone(),
+                format!("{base}/query?query={}", enc(COUNT_ARTICLES)),
+            );
             std::thread::spawn(move || {
                 let mut seen = Vec::new();
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -483,11 +486,18 @@ fn two_servers_sharing_a_store_pick_up_a_new_build_without_a_restart() {
     let after = health()["build"].as_str().unwrap().to_owned();
     let mut by_build = std::collections::BTreeMap::new();
     for (build, n) in readers.into_iter().flat_map(|r| r.join().unwrap()) {
-        by_build.entry(build).or_insert_with(std::collections::BTreeSet::new).insert(n);
+        by_build
+            .entry(build)
+            .or_insert_with(std::collections::BTreeSet::new)
+            .insert(n);
     }
     let one = |n: u64| std::collections::BTreeSet::from([n]);
     assert_eq!(by_build.get(&before), Some(&one(articles)), "{by_build:?}");
-    assert_eq!(by_build.get(&after), Some(&one(articles + 2)), "{by_build:?}");
+    assert_eq!(
+        by_build.get(&after),
+        Some(&one(articles + 2)),
+        "{by_build:?}"
+    );
     assert_eq!(by_build.len(), 2, "{by_build:?}");
 }
 

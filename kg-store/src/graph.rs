@@ -97,6 +97,9 @@ pub trait GraphBackend: Send + Sync {
     fn update(&self, sparql: &str) -> Result<()>;
     /// Number of quads.
     fn len(&self) -> Result<usize>;
+    fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
 }
 
 /// The prefixes every query may use undeclared (locally and against a remote endpoint).

@@ -220,8 +220,14 @@ mod tests {
             without_password("postgres://coal:s3cr@t@db.example:5432/coal?sslmode=disable"),
             "postgres://coal@db.example:5432/coal?sslmode=disable"
         );
-        assert_eq!(without_password("postgres://coal@h/db"), "postgres://coal@h/db");
-        assert_eq!(without_password("sqlite:///tmp/a@b.sqlite"), "sqlite:///tmp/a@b.sqlite");
+        assert_eq!(
+            without_password("postgres://coal@h/db"),
+            "postgres://coal@h/db"
+        );
+        assert_eq!(
+            without_password("sqlite:///tmp/a@b.sqlite"),
+            "sqlite:///tmp/a@b.sqlite"
+        );
         let dir = tempfile::tempdir().unwrap();
         let store = StoreDir::new(dir.path().join("s"), true).unwrap();
         assert!(store.db_url(None).starts_with("sqlite://"));

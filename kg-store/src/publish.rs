@@ -114,7 +114,10 @@ fn read_manifest(
     let url = graph_url(endpoint, MANIFEST_GRAPH);
     let r = http
         .get(&url)
-        .header(reqwest::header::ACCEPT, "application/n-triples, text/turtle;q=0.9")
+        .header(
+            reqwest::header::ACCEPT,
+            "application/n-triples, text/turtle;q=0.9",
+        )
         .send()
         .map_err(|e| remote_error(&url, describe(&e)))?;
     if r.status() == reqwest::StatusCode::NOT_FOUND {
@@ -139,7 +142,11 @@ fn manifest_triples(entries: &BTreeMap<String, String>) -> Vec<Triple> {
     let mut out = Vec::new();
     for (g, d) in entries {
         let s = NamedNode::new_unchecked(g);
-        out.push(Triple::new(s.clone(), digest.clone(), Literal::new_simple_literal(d)));
+        out.push(Triple::new(
+            s.clone(),
+            digest.clone(),
+            Literal::new_simple_literal(d),
+        ));
         if let Some(n) = d.rsplit_once('-').and_then(|(_, n)| n.parse::<i64>().ok()) {
             out.push(Triple::new(s, count.clone(), Literal::from(n)));
         }
@@ -159,7 +166,10 @@ fn put(http: &reqwest::blocking::Client, endpoint: &str, iri: &str, body: Vec<u8
 
 fn delete(http: &reqwest::blocking::Client, endpoint: &str, iri: &str) -> Result<()> {
     let url = graph_url(endpoint, iri);
-    let r = http.delete(&url).send().map_err(|e| remote_error(&url, describe(&e)))?;
+    let r = http
+        .delete(&url)
+        .send()
+        .map_err(|e| remote_error(&url, describe(&e)))?;
     // Already gone is what was wanted.
     if r.status() == reqwest::StatusCode::NOT_FOUND {
         return Ok(());
@@ -208,7 +218,12 @@ pub fn publish(
         for g in &to_write {
             pending.insert((*g).clone(), String::new());
         }
-        put(&http, endpoint, MANIFEST_GRAPH, ntriples(&manifest_triples(&pending)))?;
+        put(
+            &http,
+            endpoint,
+            MANIFEST_GRAPH,
+            ntriples(&manifest_triples(&pending)),
+        )?;
         for g in &to_write {
             let body = ntriples(&local[*g]);
             report.bytes_written += body.len();
@@ -222,7 +237,12 @@ pub fn publish(
             report.deleted.push(g.clone());
             observer.graph_done(g);
         }
-        put(&http, endpoint, MANIFEST_GRAPH, ntriples(&manifest_triples(&digests)))?;
+        put(
+            &http,
+            endpoint,
+            MANIFEST_GRAPH,
+            ntriples(&manifest_triples(&digests)),
+        )?;
     }
     report.seconds = start.elapsed().as_secs_f64();
     Ok(report)
@@ -259,7 +279,10 @@ mod tests {
     #[test]
     fn the_manifest_round_trips_through_n_triples() {
         let mut m = BTreeMap::new();
-        m.insert("https://w3id.org/coal/graph/a".to_owned(), "00ff-3".to_owned());
+        m.insert(
+            "https://w3id.org/coal/graph/a".to_owned(),
+            "00ff-3".to_owned(),
+        );
         m.insert("https://w3id.org/coal/graph/b".to_owned(), String::new());
         let body = ntriples(&manifest_triples(&m));
         let back = parse_triples("x", "application/n-triples", &body).unwrap();

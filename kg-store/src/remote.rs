@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use oxigraph::io::{RdfFormat, RdfParser};
 use oxigraph::model::{Term, Triple};
-use spargebra::Query;
 use oxigraph::sparql::results::{
     QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput,
 };
+use spargebra::Query;
 
 use crate::error::{Result, StoreError};
 use crate::graph::{GraphBackend, SparqlOutput};
@@ -39,7 +39,10 @@ pub(crate) fn remote_error(url: &str, message: impl std::fmt::Display) -> StoreE
 }
 
 /// The body of a successful response; anything else is an error that quotes the server.
-pub(crate) fn ok_body(url: &str, r: reqwest::Result<reqwest::blocking::Response>) -> Result<(String, Vec<u8>)> {
+pub(crate) fn ok_body(
+    url: &str,
+    r: reqwest::Result<reqwest::blocking::Response>,
+) -> Result<(String, Vec<u8>)> {
     let r = r.map_err(|e| remote_error(url, describe(&e)))?;
     let status = r.status();
     let media = r
@@ -136,11 +139,15 @@ impl GraphBackend for RemoteGraph {
             .send();
         let (media, body) = ok_body(&self.url, sent)?;
         if graph_result {
-            return Ok(SparqlOutput::Graph(parse_triples(&self.url, &media, &body)?));
+            return Ok(SparqlOutput::Graph(parse_triples(
+                &self.url, &media, &body,
+            )?));
         }
         let parsed = QueryResultsParser::from_format(QueryResultsFormat::Json)
             .for_slice(&body)
-            .map_err(|e| remote_error(&self.url, format!("the results are not SPARQL JSON: {e}")))?;
+            .map_err(|e| {
+                remote_error(&self.url, format!("the results are not SPARQL JSON: {e}"))
+            })?;
         match parsed {
             SliceQueryResultsParserOutput::Boolean(b) => Ok(SparqlOutput::Boolean(b)),
             SliceQueryResultsParserOutput::Solutions(solutions) => {
@@ -193,7 +200,8 @@ pub(crate) fn parse_triples(url: &str, media: &str, body: &[u8]) -> Result<Vec<T
     let format = RdfFormat::from_media_type(base).unwrap_or(RdfFormat::NTriples);
     let mut out = Vec::new();
     for q in RdfParser::from_format(format).for_slice(body) {
-        let q = q.map_err(|e| remote_error(url, format!("the graph ({base}) does not parse: {e}")))?;
+        let q =
+            q.map_err(|e| remote_error(url, format!("the graph ({base}) does not parse: {e}")))?;
         out.push(Triple::new(q.subject, q.predicate, q.object));
     }
     Ok(out)

@@ -65,6 +65,23 @@ pub fn article_slug(main: u32, suffix: u32) -> String {
     }
 }
 
+/// The article an IRI names, as `(number, 之N suffix)`: `…/art_133-1` → `(133, 1)`; also
+/// for the IRIs below the article (`…/art_47/par_2`). `None` when no article is named.
+pub fn parse_article(iri: &str) -> Option<(u32, u32)> {
+    let (_, rest) = iri.rsplit_once("/art_")?;
+    let slug = rest.split('/').next()?;
+    match slug.split_once('-') {
+        Some((main, suffix)) => Some((main.parse().ok()?, suffix.parse().ok()?)),
+        None => Some((slug.parse().ok()?, 0)),
+    }
+}
+
+/// The version (or work) an article IRI belongs to: `…/2012-12-28/art_47` →
+/// `…/2012-12-28`; an IRI that names no article is returned as it is.
+pub fn article_parent(iri: &str) -> &str {
+    iri.rsplit_once("/art_").map(|(v, _)| v).unwrap_or(iri)
+}
+
 /// An article across versions (child of the work).
 pub fn article_work(work_iri: &str, main: u32, suffix: u32) -> String {
     format!("{work_iri}/{}", article_slug(main, suffix))
@@ -139,6 +156,20 @@ pub fn build(build_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn article_iris_round_trip_with_their_suffix() {
+        let v = "https://w3id.org/coal/eli/cn/刑法/2020-12-26";
+        for (main, suffix) in [(1, 0), (47, 0), (133, 1), (120, 6)] {
+            let a = article(v, main, suffix);
+            assert_eq!(parse_article(&a), Some((main, suffix)), "{a}");
+            assert_eq!(parse_article(&paragraph(&a, 2)), Some((main, suffix)));
+            assert_eq!(article_parent(&a), v);
+        }
+        assert_eq!(parse_article(v), None);
+        assert_eq!(article_parent(v), v);
+        assert_eq!(parse_article(&format!("{v}/art_x")), None);
+    }
 
     #[test]
     fn scheme_is_stable_and_readable() {

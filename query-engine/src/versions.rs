@@ -203,15 +203,17 @@ pub fn diff(
             to: side(&r[5], &r[6], &r[7]),
         })
         .collect();
-    // Reading order of the newer version, removed articles where they stood.
+    // Reading order of the newer version (第一百三十三条之一 after 第一百三十三条),
+    // removed articles where they stood.
     let order = |c: &ArticleDiff| {
         let num = |s: &Option<ArticleSide>| {
             s.as_ref()
-                .and_then(|a| a.iri.rsplit("/art_").next())
-                .and_then(|n| n.split('-').next())
-                .and_then(|n| n.parse::<u32>().ok())
+                .and_then(|a| coal_ontology::iri::parse_article(&a.iri))
         };
-        (num(&c.to).or(num(&c.from)).unwrap_or(0), c.to.is_none())
+        (
+            num(&c.to).or(num(&c.from)).unwrap_or((0, 0)),
+            c.to.is_none(),
+        )
     };
     changes.sort_by_key(order);
     Ok(Diff {

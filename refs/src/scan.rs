@@ -3,14 +3,9 @@
 
 /// Does `text[at..]` start with `pat`?
 pub fn starts_with(text: &[char], at: usize, pat: &str) -> bool {
-    let mut i = at;
-    for c in pat.chars() {
-        if text.get(i) != Some(&c) {
-            return false;
-        }
-        i += 1;
-    }
-    true
+    pat.chars()
+        .enumerate()
+        .all(|(k, c)| text.get(at + k) == Some(&c))
 }
 
 /// The first of `pats` that `text[at..]` starts with (list longer patterns first), with

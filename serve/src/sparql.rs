@@ -152,6 +152,7 @@ impl Params {
     }
 
     /// The media ranges asked for: `?format=` first, then `Accept`.
+    #[allow(clippy::result_large_err)] // the error is the response itself, built once
     fn wanted(&self, headers: &HeaderMap) -> Result<Vec<String>, Response> {
         match self.format.as_deref() {
             None => Ok(accepted(headers)),

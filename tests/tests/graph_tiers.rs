@@ -31,8 +31,7 @@ fn store_dir() -> &'static std::path::Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
         let e = model();
-        let dir = coal_tests::build_files(FILES, Some(&e));
-        dir
+        coal_tests::build_files(FILES, Some(&e))
     })
     .path()
 }

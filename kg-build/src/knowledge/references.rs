@@ -167,6 +167,7 @@ impl<'c> Resolver<'c> {
             .collect()
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn resolve_one(
         &self,
         at: Place,

@@ -333,6 +333,7 @@ mod avx512 {
     /// instructions of the AVX2 path. `dwx` comes from [`expand_scales`].
     #[target_feature(enable = "avx512f,avx512dq,avx512vnni")]
     #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::needless_range_loop)] // lane and row indices feed pointer offsets
     pub unsafe fn rows(
         wexp: &[i8],
         dwx: &[f32],
@@ -425,6 +426,7 @@ mod avx512 {
     /// The 16 rows of one panel for tokens `t..t+TT`, without bias.
     #[target_feature(enable = "avx512f,avx512dq,avx512vnni")]
     #[inline]
+    #[allow(clippy::needless_range_loop)] // lane and row indices feed pointer offsets
     unsafe fn panel_tokens<const TT: usize>(
         pw: &[u8],
         pd: &[f32],

@@ -294,8 +294,8 @@ impl E5Encoder {
         let t_len = ids.len();
         let mut pos_of = vec![0usize; t_len];
         for &(a, b) in segments {
-            for t in a..b {
-                pos_of[t] = t - a;
+            for (i, p) in pos_of[a..b].iter_mut().enumerate() {
+                *p = i;
             }
         }
         let word = self.q4(self.word, self.cfg.vocab, h);

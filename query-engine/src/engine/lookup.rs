@@ -44,10 +44,7 @@ pub(crate) fn validity_table(
 
 /// `…/劳动合同法/2012-12-28/art_47` → `…/劳动合同法/2012-12-28`.
 pub(crate) fn version_of(article_iri: &str) -> &str {
-    article_iri
-        .rsplit_once("/art_")
-        .map(|(v, _)| v)
-        .unwrap_or(article_iri)
+    coal_ontology::iri::article_parent(article_iri)
 }
 
 impl Engine {

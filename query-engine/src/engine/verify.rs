@@ -22,6 +22,10 @@ use crate::graph::NodeId;
 use crate::graph::paths::{Bounds, ShortestPaths};
 use crate::link::{Link, LinkKind};
 
+/// What tier 4 did to a candidate list: the IRIs kept (in order), the dropped, the kept
+/// with their evidence.
+pub type Verified = (Vec<String>, Vec<Dropped>, Vec<Kept>);
+
 /// Candidates checked; the context is cut well before.
 const CHECKED: usize = 20;
 /// The first candidates are never dropped as off-path: the text agrees with them most.
@@ -155,7 +159,7 @@ impl Engine {
         &self,
         question: &str,
         candidates: &[&str],
-    ) -> Result<(Vec<String>, Vec<Dropped>, Vec<Kept>), crate::QueryError> {
+    ) -> Result<Verified, crate::QueryError> {
         let a = self.analyse(question, None, false)?;
         let links = self.linker.link(&self.graph, &a.question, &[], None);
         let mut t = Ranking {
