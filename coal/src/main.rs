@@ -6,6 +6,7 @@ mod bench_cmd;
 mod build_cmd;
 mod config;
 mod graph_cmd;
+mod hints;
 mod progress;
 mod search_cmd;
 mod serve_cmd;
@@ -124,6 +125,9 @@ fn main() -> std::process::ExitCode {
         }
         Err(e) => {
             eprintln!("error: {e:#}");
+            if let Some(hint) = hints::hint(&e) {
+                eprintln!("hint: {hint}");
+            }
             std::process::ExitCode::FAILURE
         }
     }

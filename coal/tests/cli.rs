@@ -611,7 +611,8 @@ fn dense_search_on_a_store_without_embeddings_says_how_to_build_them() {
     let dense = coal(&["search", "--store", s, "--mode", "dense", "妇女"]);
     assert!(!dense.status.success());
     assert!(
-        stderr(&dense).contains("no embeddings; rebuild without --no-embeddings"),
+        stderr(&dense).contains("this build has no embeddings")
+            && stderr(&dense).contains("hint: rebuild without --no-embeddings"),
         "{}",
         stderr(&dense)
     );

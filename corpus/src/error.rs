@@ -10,7 +10,7 @@ pub enum CorpusError {
     Io(PathBuf, #[source] std::io::Error),
     #[error("cannot walk {0}: {1}")]
     Walk(PathBuf, String),
-    #[error("profile {0} needs a corpus folder to resolve its paths against (--corpus)")]
+    #[error("profile {0} needs a corpus folder to resolve its paths against")]
     ProfileWithoutRoot(PathBuf),
     #[error("{}:{line}: the profile names {} which does not exist", profile.display(), path.display())]
     ProfileEntryMissing {

@@ -36,7 +36,7 @@ pub enum BuildError {
     Corpus(#[from] coal_corpus::CorpusError),
     #[error(transparent)]
     Store(#[from] kg_store::StoreError),
-    #[error("--strict: {count} problem(s) in the input, the first: {first}")]
+    #[error("strict build refused: {count} problem(s) in the input, the first: {first}")]
     Strict { count: usize, first: Box<Problem> },
     #[error("embedding model: {0}")]
     Model(coal_models::ModelError),

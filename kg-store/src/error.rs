@@ -3,8 +3,11 @@ use std::path::PathBuf;
 /// Everything that can go wrong in the store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("store {} does not exist or holds no completed build; run `coal build --store {}` first", .0.display(), .0.display())]
+    #[error("store {} does not exist or holds no completed build", .0.display())]
     NoBuild(PathBuf),
+    /// The build was made without embeddings, so it has no vector index.
+    #[error("{}: this build has no embeddings, so dense and hybrid search have nothing to search", .0.display())]
+    NoEmbeddings(PathBuf),
     #[error("{0} is not a directory")]
     NotADirectory(PathBuf),
     #[error("{}: {source}", path.display())]
@@ -22,9 +25,7 @@ pub enum StoreError {
     SparqlSyntax(String),
     #[error("SPARQL evaluation: {0}")]
     SparqlEvaluation(String),
-    #[error(
-        "SPARQL UPDATE is refused on a read-only store (pass --allow-update to change the graph)"
-    )]
+    #[error("SPARQL UPDATE is refused: the graph was opened read-only")]
     UpdateRefused,
     #[error("metadata database: {0}")]
     Db(#[from] sea_orm::DbErr),

@@ -161,10 +161,7 @@ impl VectorMeta {
     fn read(dir: &Path) -> Result<VectorMeta> {
         let meta_path = dir.join("vectors.json");
         if !meta_path.exists() {
-            return Err(StoreError::VectorIndex(format!(
-                "{}: this build has no embeddings; rebuild without --no-embeddings/--structure-only to use dense or hybrid search",
-                dir.display()
-            )));
+            return Err(StoreError::NoEmbeddings(dir.to_path_buf()));
         }
         serde_json::from_slice(&std::fs::read(&meta_path).map_err(io(&meta_path))?)
             .map_err(|e| StoreError::VectorIndex(format!("{}: {e}", meta_path.display())))

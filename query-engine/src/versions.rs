@@ -175,7 +175,7 @@ pub fn diff(
     };
     if f >= t {
         return Err(QueryError::BadInput(
-            "--from must name an older version than --to".into(),
+            "the `from` version must be older than the `to` version".into(),
         ));
     }
     let (fv, tv) = (&versions[f], &versions[t]);

@@ -65,7 +65,7 @@ impl Engine {
         let mut tier = opts.force_tier.unwrap_or(cx.tier).clamp(1, 4);
         if a.as_of.is_some() && tier >= 3 {
             warnings.push(format!(
-                "tier {tier} walks the graph of the current versions; with --as-of tier 2 (re-ranked hybrid) answered"
+                "tier {tier} walks the graph of the current versions; for an as-of date tier 2 (re-ranked hybrid) answered"
             ));
             tier = 2;
         }
