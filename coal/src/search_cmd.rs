@@ -86,15 +86,8 @@ pub fn search(args: SearchArgs) -> anyhow::Result<()> {
 
 /// Gold citations of the store's metadata mapped to article IRIs.
 pub fn gold_map(store: &Store, db_url: Option<&str>) -> anyhow::Result<GoldMap> {
-    let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let (versions, articles) = rt.block_on(async {
-        let db = store.meta(db_url).await?;
-        anyhow::Ok((
-            store.law_versions(&db).await?,
-            store.articles(&db, None).await?,
-        ))
-    })?;
-    Ok(GoldMap::new(&versions, articles))
+    let meta = store.metadata(db_url)?;
+    Ok(GoldMap::new(&meta.law_versions()?, meta.articles(None)?))
 }
 
 /// Per item, one set of acceptable IRIs per gold article; an unmappable gold is an error.

@@ -137,16 +137,11 @@ pub fn builds(args: BuildsArgs) -> anyhow::Result<()> {
 }
 
 pub fn gc(args: GcArgs) -> anyhow::Result<()> {
-    use anyhow::Context;
     let dir = kg_store::StoreDir::new(&args.store.store, false)?;
     let removed = dir.gc(args.keep as usize)?;
     let cache = dir.prune_embedding_cache()?;
     let ids: Vec<String> = removed.iter().map(|b| b.id.clone()).collect();
-    let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    rt.block_on(async {
-        let db = kg_store::meta::connect(&dir.db_url(args.store.db_url.as_deref())).await?;
-        kg_store::builds::forget_builds(&db, &ids).await
-    })?;
+    dir.forget_builds(args.store.db_url.as_deref(), &ids)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {

@@ -22,9 +22,8 @@ use std::time::Instant;
 
 use coal_corpus::{Corpus, CorpusSpec, Problem, Severity};
 use kg_store::BuildWriter;
-use kg_store::meta;
+use kg_store::{ArticleRow, LawRow, LawVersionRow};
 use rayon::prelude::*;
-use sea_orm::ActiveValue::{NotSet, Set};
 use serde::Serialize;
 
 pub use embed::{EmbedReport, article_passages};
@@ -364,13 +363,11 @@ async fn write(
         } = made.pop_front().expect("a batch per law");
         counts.add(&work.counts);
         let mut written = delta.put(work)?;
-        law_rows.push(meta::law::ActiveModel {
-            id: NotSet,
-            build_id: Set(writer.id().to_owned()),
-            iri: Set(iris.work.clone()),
-            short_name: Set(law.short_name.clone()),
-            title: Set(law.latest().title.clone()),
-            version_count: Set(law.versions.len() as i32),
+        law_rows.push(LawRow {
+            iri: iris.work.clone(),
+            short_name: law.short_name.clone(),
+            title: law.latest().title.clone(),
+            version_count: law.versions.len() as i32,
         });
         for ((i, v), (mut g, k, report, defined)) in law.versions.iter().enumerate().zip(versions) {
             // A concept's latest definition stands for it.
@@ -387,50 +384,37 @@ async fn write(
             }
             written |= delta.put(g)?;
             knowledge_report.add(&report);
-            version_rows.push(meta::law_version::ActiveModel {
-                id: NotSet,
-                build_id: Set(writer.id().to_owned()),
-                iri: Set(viri.clone()),
-                law_iri: Set(iris.work.clone()),
-                title: Set(v.title.clone()),
-                version_date: Set(v.version_date.map(|d| d.to_string())),
-                valid_until: Set(law
+            version_rows.push(LawVersionRow {
+                iri: viri.clone(),
+                law_iri: iris.work.clone(),
+                title: v.title.clone(),
+                version_date: v.version_date.map(|d| d.to_string()),
+                valid_until: law
                     .versions
                     .get(i + 1)
                     .and_then(|n| n.version_date)
-                    .map(|d| d.to_string())),
-                content_hash: Set(v.content_hash()),
-                files: Set(v
-                    .files
-                    .iter()
-                    .map(|f| f.path.as_str())
-                    .collect::<Vec<_>>()
-                    .join(";")),
-                article_count: Set(v.articles.len() as i32),
+                    .map(|d| d.to_string()),
+                content_hash: v.content_hash(),
+                files: v.files.iter().map(|f| f.path.clone()).collect(),
+                article_count: v.articles.len() as i32,
             });
             for a in &v.articles {
-                article_rows.push(meta::article::ActiveModel {
-                    id: NotSet,
-                    build_id: Set(writer.id().to_owned()),
-                    iri: Set(coal_ontology::iri::article(
-                        viri,
-                        a.number.main,
-                        a.number.suffix,
-                    )),
-                    work_iri: Set(coal_ontology::iri::article_work(
+                article_rows.push(ArticleRow {
+                    iri: coal_ontology::iri::article(viri, a.number.main, a.number.suffix),
+                    work_iri: coal_ontology::iri::article_work(
                         &iris.work,
                         a.number.main,
                         a.number.suffix,
-                    )),
-                    law_iri: Set(iris.work.clone()),
-                    version_iri: Set(viri.clone()),
-                    label: Set(a.label.clone()),
-                    number: Set(a.number.main as i32),
-                    suffix: Set(a.number.suffix as i32),
-                    hierarchy_path: Set(v.hierarchy_label(a.division)),
-                    text_hash: Set(text_hash(&a.text())),
-                    source_file: Set(v.files[a.source.file].path.clone()),
-                    source_line: Set(a.source.line as i32),
+                    ),
+                    law_iri: iris.work.clone(),
+                    version_iri: viri.clone(),
+                    label: a.label.clone(),
+                    number: a.number.main as i32,
+                    suffix: a.number.suffix as i32,
+                    hierarchy_path: v.hierarchy_label(a.division),
+                    text_hash: text_hash(&a.text()),
+                    source_file: v.files[a.source.file].path.clone(),
+                    source_line: a.source.line as i32,
                 });
             }
             done += 1;
@@ -522,13 +506,10 @@ async fn write(
     }
 
     let t = Instant::now();
-    observer.stage("metadata", Some(3));
-    meta::insert_all(writer.db(), law_rows).await?;
-    observer.progress(1);
-    meta::insert_all(writer.db(), version_rows).await?;
-    observer.progress(2);
-    meta::insert_all(writer.db(), article_rows).await?;
-    observer.progress(3);
+    observer.stage("metadata", None);
+    writer
+        .write_metadata(law_rows, version_rows, article_rows)
+        .await?;
     seconds.insert("metadata".to_owned(), t.elapsed().as_secs_f64());
     Ok((
         counts,

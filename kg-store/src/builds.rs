@@ -97,6 +97,15 @@ impl StoreDir {
     /// `keep - 1` newest others. The manifest is rewritten (atomically) before any folder
     /// goes, so a crash in between leaves only abandoned folders for the next `gc`.
     /// Returns what was removed.
+    /// Deletes the metadata rows of removed builds (`db_url`, else the recorded or the
+    /// store's own database).
+    pub fn forget_builds(&self, db_url: Option<&str>, ids: &[String]) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        crate::rows::forget_builds_blocking(&self.db_url(db_url), ids)
+    }
+
     pub fn gc(&self, keep: usize) -> Result<Vec<BuildInfo>> {
         let builds = self.list_builds()?;
         let mut previous: Vec<&BuildInfo> = builds
@@ -189,7 +198,7 @@ impl StoreDir {
 }
 
 /// Deletes the metadata rows of removed builds, their build records included.
-pub async fn forget_builds(db: &DatabaseConnection, ids: &[String]) -> Result<()> {
+pub(crate) async fn forget_builds(db: &DatabaseConnection, ids: &[String]) -> Result<()> {
     if ids.is_empty() {
         return Ok(());
     }

@@ -9,21 +9,23 @@ pub mod builds;
 mod error;
 mod graph;
 mod layout;
-pub mod meta;
+pub(crate) mod meta;
 pub mod protocol;
 pub mod publish;
 mod remote;
+mod rows;
 pub mod statute_graph;
 mod text_index;
 mod vectors;
 
-use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+use sea_orm::{ActiveValue::Set, DatabaseConnection, EntityTrait};
 
 pub use error::{Result, StoreError};
 pub use graph::{GraphBackend, LocalGraph, ResultFormat, SparqlOutput, is_update, named_graph};
 pub use layout::{Manifest, StoreDir, now_rfc3339};
 pub use oxigraph;
 pub use remote::RemoteGraph;
+pub use rows::{ArticleRow, LawRow, LawVersionRow, Metadata};
 pub use text_index::{FieldWeights, IndexedArticle, TextHit, TextIndex, TextIndexWriter};
 pub use vectors::{
     EmbeddingCache, IndexKeys, TextKey, VectorHit, VectorIndex, VectorIndexReport,
@@ -100,42 +102,10 @@ impl Store {
         VectorIndex::open(&dir).map(Some)
     }
 
-    /// The metadata database (`db_url`, or the store's own SQLite file).
-    pub async fn meta(&self, db_url: Option<&str>) -> Result<DatabaseConnection> {
-        meta::connect(&self.dir.db_url(db_url)).await
-    }
-
-    /// Laws (works) of the current build.
-    pub async fn laws(&self, db: &DatabaseConnection) -> Result<Vec<meta::law::Model>> {
-        Ok(meta::law::Entity::find()
-            .filter(meta::law::Column::BuildId.eq(self.build.clone()))
-            .all(db)
-            .await?)
-    }
-
-    /// Law versions of the current build.
-    pub async fn law_versions(
-        &self,
-        db: &DatabaseConnection,
-    ) -> Result<Vec<meta::law_version::Model>> {
-        Ok(meta::law_version::Entity::find()
-            .filter(meta::law_version::Column::BuildId.eq(self.build.clone()))
-            .all(db)
-            .await?)
-    }
-
-    /// Articles of the current build, optionally of one law (short name or IRI).
-    pub async fn articles(
-        &self,
-        db: &DatabaseConnection,
-        law_iri: Option<&str>,
-    ) -> Result<Vec<meta::article::Model>> {
-        let mut q = meta::article::Entity::find()
-            .filter(meta::article::Column::BuildId.eq(self.build.clone()));
-        if let Some(law) = law_iri {
-            q = q.filter(meta::article::Column::LawIri.eq(law));
-        }
-        Ok(q.all(db).await?)
+    /// The current build's metadata (`db_url`, else the database the store recorded,
+    /// else its own SQLite file), read with blocking calls.
+    pub fn metadata(&self, db_url: Option<&str>) -> Result<Metadata> {
+        Metadata::open(&self.dir.db_url(db_url), &self.build)
     }
 }
 
@@ -219,8 +189,14 @@ impl BuildWriter {
         &self.graph
     }
 
-    pub fn db(&self) -> &DatabaseConnection {
-        &self.db
+    /// Writes the build's metadata rows (one transaction per table).
+    pub async fn write_metadata(
+        &self,
+        laws: Vec<LawRow>,
+        versions: Vec<LawVersionRow>,
+        articles: Vec<ArticleRow>,
+    ) -> Result<()> {
+        rows::insert(&self.db, &self.id, laws, versions, articles).await
     }
 
     /// A writer for this build's vector index.

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-use kg_store::meta;
+use kg_store::{ArticleRow, LawVersionRow};
 use serde::{Deserialize, Serialize};
 
 use crate::QueryError;
@@ -48,7 +48,7 @@ pub fn load_set(path: &Path) -> Result<Vec<EvalItem>, QueryError> {
 /// text in another version — retrieval searches the latest versions by default.
 pub struct GoldMap {
     by_version_label: HashMap<(String, String), usize>,
-    articles: Vec<meta::article::Model>,
+    articles: Vec<ArticleRow>,
     file_to_version: HashMap<String, String>,
     equivalent: HashMap<(String, String), Vec<String>>,
     /// (work, label) → the article in every version, for [`GoldMatch::Number`].
@@ -69,14 +69,11 @@ pub enum GoldMatch {
 }
 
 impl GoldMap {
-    pub fn new(
-        versions: &[meta::law_version::Model],
-        articles: Vec<meta::article::Model>,
-    ) -> GoldMap {
+    pub fn new(versions: &[LawVersionRow], articles: Vec<ArticleRow>) -> GoldMap {
         let mut file_to_version = HashMap::new();
         for v in versions {
-            for f in v.files.split(';') {
-                file_to_version.insert(f.to_owned(), v.iri.clone());
+            for f in &v.files {
+                file_to_version.insert(f.clone(), v.iri.clone());
             }
         }
         let mut by_version_label = HashMap::new();

@@ -132,12 +132,8 @@ fn update_is_refused_on_a_read_only_store() {
 #[test]
 fn metadata_database_holds_every_article_with_its_path() {
     let st = store();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let (articles, laws) = rt.block_on(async {
-        let db = st.meta(None).await.unwrap();
-        let laws = st.laws(&db).await.unwrap().len();
-        (st.articles(&db, None).await.unwrap(), laws)
-    });
+    let meta = st.metadata(None).unwrap();
+    let (articles, laws) = (meta.articles(None).unwrap(), meta.laws().unwrap().len());
     assert_eq!(articles.len(), built().summary.articles);
     assert_eq!(laws, 16);
     let a = articles
