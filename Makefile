@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction calibrate calibrate-folds eval-retrieval fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction calibrate calibrate-folds eval-retrieval fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -60,6 +60,17 @@ bench-build: coal
 	rm -rf /tmp/coal-bench-store
 	/usr/bin/time -v $(COAL) build --structure-only --corpus $(CORPUS) --store /tmp/coal-bench-store 2>&1 | \
 		grep -E "build |files read|graph:|references:|concepts:|fusion:|time:|Maximum resident|Elapsed"
+
+# The whole LawRefBook folder with every index but the embeddings (and so the domains,
+# which cluster them): wall time per stage, peak memory, disk. EMBED=1 embeds as well
+# (hours with the local encoder on 2 cores; resumable through the embedding cache).
+EMBED ?= 0
+bench-build-all: coal model
+	rm -rf /tmp/coal-bench-all-store
+	/usr/bin/time -v $(COAL) build $(if $(filter 1,$(EMBED)),,--no-embeddings) --corpus $(CORPUS) \
+		--store /tmp/coal-bench-all-store 2>&1 | \
+		grep -E "build |files read|graph:|fusion:|time:|Maximum resident|Elapsed"
+	du -sh /tmp/coal-bench-all-store
 
 # 40 random entity-fusion merges of the whole corpus (structure only, text rules), the
 # same 40 for the same SEED: the sample checked by hand in the notes.

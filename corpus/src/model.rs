@@ -301,6 +301,12 @@ pub fn question_name(name: &str) -> String {
         .collect()
 }
 
+/// A law's name as a user types it (`《中华人民共和国劳动法》`, `劳动法`): book-title marks,
+/// spaces and `中华人民共和国` go. For finding the law a command or an API call names.
+pub fn typed_law_name(name: &str) -> String {
+    short_name(name.trim().trim_start_matches('《').trim_end_matches('》'))
+}
+
 /// Strips `中华人民共和国` and surrounding spaces from a law title.
 pub fn short_name(title: &str) -> String {
     let t = title.trim();
@@ -318,6 +324,8 @@ mod name_tests {
     fn names_for_citations_and_for_questions() {
         assert_eq!(citation_name("中华人民共和国刑法（2020年修正）"), "刑法");
         assert_eq!(citation_name(" 中华人民共和国 劳动法 "), "劳动法");
+        assert_eq!(typed_law_name(" 《中华人民共和国劳动法》 "), "劳动法");
+        assert_eq!(typed_law_name("劳动法"), "劳动法");
         // A bracket that is not a trailing note stays.
         assert_eq!(citation_name("（试行）办法"), "（试行）办法");
         assert_eq!(question_name("宪法修正案（2004年）"), "宪法修正案2004年");

@@ -72,11 +72,11 @@ fn cues(relation: &str) -> &'static [&'static str] {
     }
 }
 
-fn term(s: &str) -> &str {
-    let s = s
-        .trim()
-        .trim_matches(|c| matches!(c, '《' | '》' | '"' | '“' | '”'));
-    s.strip_prefix("中华人民共和国").unwrap_or(s)
+fn term(s: &str) -> String {
+    coal_corpus::short_name(
+        s.trim()
+            .trim_matches(|c| matches!(c, '《' | '》' | '"' | '“' | '”')),
+    )
 }
 
 fn bigrams(s: &str) -> HashSet<(char, char)> {
@@ -120,8 +120,8 @@ fn object_clause<'a>(article: &'a str, object: &str) -> Option<&'a str> {
 
 /// Checks `t` against the text of the article it came from; `statute` is the law's title.
 pub fn check(t: &Triple, article: &str, statute: &str) -> Result<(), Ungrounded> {
-    let (subject, object) = (term(&t.subject), term(&t.object));
-    let statute = term(statute);
+    let (subject, object, statute) = (term(&t.subject), term(&t.object), term(statute));
+    let (subject, object, statute) = (subject.as_str(), object.as_str(), statute.as_str());
     let is_statute =
         |s: &str| s == "本法" || s == statute || (s.ends_with('法') && statute.contains(s));
     let cites = matches!(t.relation.as_str(), "引用" | "依据");

@@ -51,9 +51,8 @@ fn citation_re() -> &'static Regex {
     })
 }
 
-fn short(title: &str) -> &str {
-    let t = title.trim();
-    t.strip_prefix("中华人民共和国").unwrap_or(t)
+fn short(title: &str) -> String {
+    coal_corpus::short_name(title)
 }
 
 /// Checks the model's output against the context. `exists(law, label)` tells whether an

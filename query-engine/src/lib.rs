@@ -70,8 +70,8 @@ pub fn lookup_article(
     law: &str,
     label: &str,
 ) -> Result<Vec<ArticleHit>, QueryError> {
-    let law = law.trim().trim_start_matches('《').trim_end_matches('》');
-    let short = law.strip_prefix("中华人民共和国").unwrap_or(law);
+    let short = coal_corpus::typed_law_name(law);
+    let short = short.as_str();
     if short.is_empty() || label.trim().is_empty() {
         return Err(QueryError::BadInput(
             "a law name and an article label are needed".into(),

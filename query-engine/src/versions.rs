@@ -62,7 +62,8 @@ fn rows(g: &dyn GraphBackend, q: &str) -> Result<Vec<Vec<Option<String>>>, Query
 /// Every version of a law (full title or short name, with or without 《》), oldest first.
 pub fn history(g: &dyn GraphBackend, law: &str) -> Result<Vec<VersionInfo>, QueryError> {
     let name = law.trim().trim_start_matches('《').trim_end_matches('》');
-    let short = name.strip_prefix("中华人民共和国").unwrap_or(name).trim();
+    let short = coal_corpus::typed_law_name(law);
+    let short = short.as_str();
     if short.is_empty() {
         return Err(QueryError::BadInput("a law name is needed".into()));
     }
