@@ -34,7 +34,14 @@ const DEFER_TAILS: &[&str] = &[
     "另有规定的",
     "另有规定外",
 ];
-const PREVAIL_TAILS: &[&str] = &["以本法为准", "以本条例为准", "以本规定为准", "以本办法为准"];
+/// 以本法为准 (or any other self-name): the length of the tail at `at`.
+fn prevail_tail(text: &[char], at: usize) -> Option<usize> {
+    if !starts_with(text, at, "以") {
+        return None;
+    }
+    let (_, n) = starts_with_any(text, at + 1, crate::scan::SELF_NAMES)?;
+    starts_with(text, at + 1 + n, "为准").then_some(n + 3)
+}
 
 pub fn clauses(text: &str) -> Vec<Clause> {
     let chars: Vec<char> = text.chars().collect();
@@ -70,7 +77,7 @@ pub fn clauses(text: &str) -> Vec<Clause> {
             i = end;
             continue;
         }
-        if let Some((_, len)) = starts_with_any(&chars, i, PREVAIL_TAILS) {
+        if let Some(len) = prevail_tail(&chars, i) {
             let mut s = i;
             // Take in the condition (与本法不一致的，) when it is the clause just before.
             let mut breaks = 0;
@@ -134,5 +141,11 @@ mod tests {
         assert_eq!(c[0].text, "本法施行前的规定与本法不一致的，以本法为准");
         assert_eq!(c[0].subject, "本法施行前的规定");
         assert!(clauses("用人单位应当支付工资。").is_empty());
+        // Every self-name of refs' one table, not only 本法 and 本条例.
+        let c = clauses("以前发布的规定与本细则不一致的，以本细则为准。");
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!(c[0].kind, ClauseKind::Prevails);
+        assert!(c[0].text.ends_with("以本细则为准"));
+        assert!(clauses("以本法规定的程序为准备").is_empty());
     }
 }

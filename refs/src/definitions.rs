@@ -25,21 +25,8 @@ pub struct Definition {
     pub sentence: String,
 }
 
-const SCOPES: &[&str] = &[
-    "本条例",
-    "本规定",
-    "本办法",
-    "本细则",
-    "本解释",
-    "本决定",
-    "本准则",
-    "本规则",
-    "本法",
-    "本章",
-    "本节",
-    "本条",
-    "本款",
-];
+/// Scopes narrower than the statute (本法所称 … is read with [`crate::scan::SELF_NAMES`]).
+const DIVISION_SCOPES: &[&str] = &["本章", "本节", "本条", "本款"];
 const MEANS: &[&str] = &["，是指", "是指", "，指", "，包括", "包括", "，是", "指"];
 const MAX_TERM: usize = 20;
 
@@ -94,7 +81,10 @@ pub fn definitions(text: &str) -> Vec<Definition> {
 /// 本法所称X，是指… (several terms joined by 、 each become a definition).
 fn scoped_meanings(text: &[char], out: &mut Vec<Definition>) {
     for i in 0..text.len() {
-        let Some((_, slen)) = starts_with_any(text, i, SCOPES) else {
+        // The statute's own names first: 本条例 before 本条.
+        let Some((_, slen)) = starts_with_any(text, i, crate::scan::SELF_NAMES)
+            .or_else(|| starts_with_any(text, i, DIVISION_SCOPES))
+        else {
             continue;
         };
         let mut at = i + slen;
@@ -254,6 +244,11 @@ mod tests {
 
     #[test]
     fn scoped_and_leading_meanings() {
+        // The statute's names come from the one table (本通则 was missing here).
+        assert_eq!(
+            terms("本通则所称民事主体，是指自然人和法人。"),
+            ["民事主体"]
+        );
         assert_eq!(
             terms("本法所称未成年人是指未满十八周岁的公民。"),
             ["未成年人"]

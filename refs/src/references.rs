@@ -84,20 +84,8 @@ enum Tok {
     Range,
 }
 
-/// How a statute names itself. Longer names first (本条例 before 本条).
-const THIS_LAW: &[&str] = &[
-    "本条例",
-    "本规定",
-    "本办法",
-    "本细则",
-    "本解释",
-    "本决定",
-    "本准则",
-    "本规则",
-    "本通则",
-    "本章程",
-    "本法",
-];
+/// How a statute names itself.
+const THIS_LAW: &[&str] = crate::scan::SELF_NAMES;
 const LIST: &[&str] = &["以及", "或者", "、", "和", "及", "或", "与"];
 const RANGE: &[&str] = &["至", "到"];
 const PREVIOUS_PARAGRAPHS: &[(&str, u32)] = &[

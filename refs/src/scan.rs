@@ -1,6 +1,22 @@
 //! Character-level helpers: statute text is scanned as a `[char]` so spans are character
 //! offsets, the unit every consumer (SPARQL, the CLI, fixtures) counts in.
 
+/// How a statute names itself (本法, 本条例, …), longer names first where one begins
+/// another. The one list references, definitions and override clauses all read.
+pub const SELF_NAMES: &[&str] = &[
+    "本条例",
+    "本规定",
+    "本办法",
+    "本细则",
+    "本解释",
+    "本决定",
+    "本准则",
+    "本规则",
+    "本通则",
+    "本章程",
+    "本法",
+];
+
 /// Does `text[at..]` start with `pat`?
 pub fn starts_with(text: &[char], at: usize, pat: &str) -> bool {
     pat.chars()
