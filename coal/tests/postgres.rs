@@ -7,14 +7,10 @@
 mod common;
 
 use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{coal, stderr, stdout};
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/tests/fixtures")
-}
+use common::{coal, corpus_of, statutes as fixtures, stderr, stdout};
 
 /// A database of its own on the test server, dropped at the end.
 struct Database {
@@ -130,13 +126,7 @@ fn postgres_holds_the_metadata_of_builds_failures_gc_and_two_stores() {
     let Some(admin) = server() else { return };
     let db = Database::create(&admin, &format!("coal_test_{}", std::process::id()));
     let dir = tempfile::tempdir().unwrap();
-    let corpus = dir.path().join("corpus");
-    std::fs::create_dir_all(&corpus).unwrap();
-    std::fs::copy(
-        fixtures().join("versions/示范保障法(2018-10-26).md"),
-        corpus.join("示范保障法(2018-10-26).md"),
-    )
-    .unwrap();
+    let corpus = corpus_of(dir.path(), &["versions/示范保障法(2018-10-26).md"]);
     let store = dir.path().join("store");
     let first = build(&store, &corpus, Some(&db.url));
     let n1 = first["articles"].as_u64().unwrap();
@@ -256,13 +246,7 @@ fn postgres_holds_the_metadata_of_builds_failures_gc_and_two_stores() {
 
     // A second store in the same database: its rows beside the first store's, and its gc
     // leaves the first store's alone.
-    let other_corpus = dir.path().join("other");
-    std::fs::create_dir_all(&other_corpus).unwrap();
-    std::fs::copy(
-        fixtures().join("示范劳动法(2020-01-01).md"),
-        other_corpus.join("示范劳动法(2020-01-01).md"),
-    )
-    .unwrap();
+    let other_corpus = corpus_of(&dir.path().join("other"), &["示范劳动法(2020-01-01).md"]);
     let other = dir.path().join("other-store");
     let third = build(&other, &other_corpus, Some(&db.url));
     build(&other, &other_corpus, None);

@@ -9,25 +9,11 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use common::{build, coal, stderr, stdout};
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/tests/fixtures")
-}
-
-fn corpus(dir: &Path, files: &[&str]) -> PathBuf {
-    let corpus = dir.join("corpus");
-    std::fs::create_dir_all(&corpus).unwrap();
-    for f in files {
-        let from = fixtures().join(f);
-        std::fs::copy(&from, corpus.join(from.file_name().unwrap())).unwrap();
-    }
-    corpus
-}
+use common::{build, coal, corpus_of as corpus, statutes as fixtures, stderr, stdout};
 
 fn publish(store: &Path, endpoint: &str, extra: &[&str]) -> std::process::Output {
     let mut args = vec![

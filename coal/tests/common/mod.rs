@@ -33,6 +33,22 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The corpus crate's fixture statutes.
+pub fn statutes() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/tests/fixtures")
+}
+
+/// `dir/corpus`, holding copies of these fixture statutes (paths below [`statutes`]).
+pub fn corpus_of(dir: &Path, files: &[&str]) -> PathBuf {
+    let corpus = dir.join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    for f in files {
+        let from = statutes().join(f);
+        std::fs::copy(&from, corpus.join(from.file_name().unwrap())).unwrap();
+    }
+    corpus
+}
+
 /// `coal build` of a corpus folder into `store`; must succeed.
 pub fn build(store: &Path, corpus: &Path) {
     let out = coal(&[
