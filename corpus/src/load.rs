@@ -123,7 +123,10 @@ fn list_files(spec: &CorpusSpec) -> Result<Vec<(String, PathBuf)>, CorpusError> 
         if !root.is_dir() {
             return Err(CorpusError::NotFound(root.clone()));
         }
+        // Symlinked files and folders are read like the real ones (a corpus assembled
+        // from links is common); a link loop is a walk error naming the corpus.
         let walker = walkdir::WalkDir::new(root)
+            .follow_links(true)
             .sort_by_file_name()
             .into_iter()
             .filter_entry(|e| {

@@ -453,3 +453,34 @@ fn text_before_the_first_article_is_one_warning() {
     assert!(p[0].message.starts_with("2 paragraph(s)"));
     assert_eq!(v.unwrap().preamble.len(), 2);
 }
+
+#[test]
+fn a_corpus_folder_of_symlinks_is_read_like_real_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let root = dir.path().join("corpus");
+    std::fs::create_dir_all(root.join("法律")).unwrap();
+    std::os::unix::fs::symlink(
+        fixtures.join("versions/示范保障法(2018-10-26).md"),
+        root.join("法律/示范保障法(2018-10-26).md"),
+    )
+    .unwrap();
+    // A linked folder too.
+    std::os::unix::fs::symlink(fixtures.join("code"), root.join("code")).unwrap();
+    let corpus =
+        coal_corpus::load_corpus(&coal_corpus::CorpusSpec::folder(&root), &|_, _| {}).unwrap();
+    let names: Vec<&str> = corpus.laws.iter().map(|l| l.short_name.as_str()).collect();
+    assert!(names.contains(&"示范保障法"), "{names:?}");
+    assert_eq!(corpus.laws.len(), 2, "{names:?}");
+    let files: Vec<&str> = corpus
+        .laws
+        .iter()
+        .flat_map(|l| &l.versions)
+        .flat_map(|v| &v.files)
+        .map(|f| f.path.as_str())
+        .collect();
+    assert!(
+        files.contains(&"法律/示范保障法(2018-10-26).md"),
+        "the link's own path: {files:?}"
+    );
+}
