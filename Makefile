@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction calibrate calibrate-folds eval-retrieval fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction calibrate calibrate-folds eval-retrieval fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -71,6 +71,14 @@ bench-build-all: coal model
 		--store /tmp/coal-bench-all-store 2>&1 | \
 		grep -E "build |files read|graph:|fusion:|time:|Maximum resident|Elapsed"
 	du -sh /tmp/coal-bench-all-store
+
+# `coal publish` of the social16 store to a throw-away Virtuoso (scripts/virtuoso.sh),
+# then again (nothing to send): graphs, triples, bytes and seconds.
+bench-publish: coal model
+	$(COAL) build --corpus $(CORPUS) --profile $(PROFILE) --store /tmp/coal-social16-store >/dev/null
+	v=$$(scripts/virtuoso.sh /tmp/coal-bench-virtuoso) && \
+		$(COAL) publish --store /tmp/coal-social16-store --endpoint $$v/sparql-graph-crud && \
+		$(COAL) publish --store /tmp/coal-social16-store --endpoint $$v/sparql-graph-crud
 
 # 40 random entity-fusion merges of the whole corpus (structure only, text rules), the
 # same 40 for the same SEED: the sample checked by hand in the notes.

@@ -113,6 +113,23 @@ pub(crate) const PREDECLARED: [(&str, &str); 7] = [
     ("owl", coal_ontology::ns::OWL),
 ];
 
+/// The names of a result's variables, in order.
+pub(crate) fn variable_names(variables: &[oxigraph::sparql::Variable]) -> Vec<String> {
+    variables.iter().map(|v| v.as_str().to_owned()).collect()
+}
+
+/// One solution as a row, a cell per variable of `variables` (unbound: `None`); the
+/// local store and a remote endpoint's results both become rows this way.
+pub(crate) fn solution_row(
+    variables: &[String],
+    s: &oxigraph::sparql::QuerySolution,
+) -> Vec<Option<Term>> {
+    variables
+        .iter()
+        .map(|v| s.get(v.as_str()).cloned())
+        .collect()
+}
+
 pub(crate) fn evaluator() -> SparqlEvaluator {
     let mut ev = SparqlEvaluator::new();
     for (p, iri) in PREDECLARED {

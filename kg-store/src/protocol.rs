@@ -88,11 +88,7 @@ impl LocalGraph {
         {
             QueryResults::Boolean(b) => SparqlOutput::Boolean(b),
             QueryResults::Solutions(solutions) => {
-                let variables: Vec<String> = solutions
-                    .variables()
-                    .iter()
-                    .map(|v| v.as_str().to_owned())
-                    .collect();
+                let variables = crate::graph::variable_names(solutions.variables());
                 let mut rows = Vec::new();
                 for s in solutions {
                     let s = s.map_err(evaluation)?;
@@ -100,12 +96,7 @@ impl LocalGraph {
                         truncated = true;
                         break;
                     }
-                    rows.push(
-                        variables
-                            .iter()
-                            .map(|v| s.get(v.as_str()).cloned())
-                            .collect(),
-                    );
+                    rows.push(crate::graph::solution_row(&variables, &s));
                 }
                 SparqlOutput::Solutions { variables, rows }
             }

@@ -151,20 +151,11 @@ impl GraphBackend for RemoteGraph {
         match parsed {
             SliceQueryResultsParserOutput::Boolean(b) => Ok(SparqlOutput::Boolean(b)),
             SliceQueryResultsParserOutput::Solutions(solutions) => {
-                let variables: Vec<String> = solutions
-                    .variables()
-                    .iter()
-                    .map(|v| v.as_str().to_owned())
-                    .collect();
+                let variables = crate::graph::variable_names(solutions.variables());
                 let mut rows = Vec::new();
                 for s in solutions {
                     let s = s.map_err(|e| remote_error(&self.url, e))?;
-                    rows.push(
-                        variables
-                            .iter()
-                            .map(|v| s.get(v.as_str()).cloned())
-                            .collect::<Vec<Option<Term>>>(),
-                    );
+                    rows.push(crate::graph::solution_row(&variables, &s));
                 }
                 Ok(SparqlOutput::Solutions { variables, rows })
             }
