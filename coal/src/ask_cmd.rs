@@ -6,14 +6,14 @@ use std::time::Instant;
 use kg_store::Store;
 use query_engine::engine::{Answer, AskOptions, Engine};
 
-use crate::config::{AskArgs, FileConfig};
+use crate::config::{AskArgs, Models};
 
 /// The store, and the engine over it with the configured model and method constants.
 pub fn open_engine(
-    model: &crate::config::ModelArgs,
+    models: &Models,
     store: &crate::config::StoreArgs,
 ) -> anyhow::Result<(Store, Engine)> {
-    let (store, engine, _) = open_engine_timed(model, store)?;
+    let (store, engine, _) = open_engine_timed(models, store)?;
     Ok((store, engine))
 }
 
@@ -23,7 +23,7 @@ pub type StageTimes = Vec<(&'static str, f64)>;
 /// [`open_engine`] with the wall time of each start-up stage: the store, the encoder,
 /// then the engine's own stages.
 pub fn open_engine_timed(
-    model: &crate::config::ModelArgs,
+    models: &Models,
     store: &crate::config::StoreArgs,
 ) -> anyhow::Result<(Store, Engine, StageTimes)> {
     let mut t = Instant::now();
@@ -34,23 +34,22 @@ pub fn open_engine_timed(
     let mut opened = Vec::new();
     let store = Store::open(&store.store, false)?;
     lap("store", &mut opened);
-    let engine = engine_over(&store, model)?;
+    let engine = engine_over(&store, models)?;
     opened.extend_from_slice(engine.open_ms());
     Ok((store, engine, opened))
 }
 
 /// The engine over an opened build, with the configured encoder, chat model and method
 /// constants.
-pub fn engine_over(store: &Store, model: &crate::config::ModelArgs) -> anyhow::Result<Engine> {
-    let file = FileConfig::read(model.config.as_deref())?;
+pub fn engine_over(store: &Store, models: &Models) -> anyhow::Result<Engine> {
     let load = || {
-        model
-            .load(false)
+        models
+            .embedder(false)
             .map(Some)
             .map_err(|e| -> query_engine::engine::EncoderLoadError { format!("{e:#}").into() })
     };
-    let mut engine = Engine::open_loading(store, load, file.method)?;
-    if let Some(llm) = &file.llm {
+    let mut engine = Engine::open_loading(store, load, models.file.method.clone())?;
+    if let Some(llm) = &models.file.llm {
         engine.set_chat(llm.client()?);
     }
     Ok(engine)
@@ -58,7 +57,7 @@ pub fn engine_over(store: &Store, model: &crate::config::ModelArgs) -> anyhow::R
 
 pub fn run(args: AskArgs) -> anyhow::Result<()> {
     let started = Instant::now();
-    let (_store, engine) = open_engine(&args.model, &args.store)?;
+    let (_store, engine) = open_engine(&args.model.resolve()?, &args.store)?;
     let startup_ms = started.elapsed().as_secs_f64() * 1e3;
     let opts = AskOptions {
         force_tier: args.tier,
@@ -230,7 +229,7 @@ fn explain(out: &mut impl Write, a: &Answer, startup_ms: f64) -> anyhow::Result<
 pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
     use query_engine::eval_answer::evaluate;
     let variants = args.variants()?;
-    let (store, engine) = open_engine(&args.model, &args.store)?;
+    let (store, engine) = open_engine(&args.model.resolve()?, &args.store)?;
     let mut gold_map = crate::search_cmd::gold_map(&store, args.store.db_url.as_deref())?;
     gold_map.matching = args.gold_match.matching();
     let mut table = String::from(
@@ -347,7 +346,7 @@ pub fn calibrate(args: crate::config::CalibrateArgs) -> anyhow::Result<()> {
     {
         anyhow::bail!("{} exists; choose another --write path", path.display());
     }
-    let (store, engine) = open_engine(&args.model, &args.store)?;
+    let (store, engine) = open_engine(&args.model.resolve()?, &args.store)?;
     let base = engine.config().clone();
     let gold_map = crate::search_cmd::gold_map(&store, args.store.db_url.as_deref())?;
     let mut obs = Vec::new();

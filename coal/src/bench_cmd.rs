@@ -70,8 +70,8 @@ pub fn encoder(args: BenchEncoderArgs) -> anyhow::Result<()> {
     );
     println!(
         "one question: p50 {:.1} ms, p95 {:.1} ms over {} runs",
-        lat[lat.len() / 2],
-        lat[lat.len() * 95 / 100],
+        quantile(&lat, 0.5),
+        quantile(&lat, 0.95),
         lat.len()
     );
     Ok(())
@@ -81,7 +81,8 @@ pub fn encoder(args: BenchEncoderArgs) -> anyhow::Result<()> {
 pub fn ask(args: crate::config::BenchAskArgs) -> anyhow::Result<()> {
     use query_engine::engine::AskOptions;
     let t = Instant::now();
-    let (_store, engine, opened) = crate::ask_cmd::open_engine_timed(&args.model, &args.store)?;
+    let (_store, engine, opened) =
+        crate::ask_cmd::open_engine_timed(&args.model.resolve()?, &args.store)?;
     let startup = t.elapsed().as_secs_f64() * 1e3;
     // The first question pays for lazy initialization (the jieba dictionary).
     let t = Instant::now();

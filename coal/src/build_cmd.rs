@@ -9,8 +9,9 @@ use crate::progress::Bars;
 const PROBLEMS_SHOWN: usize = 20;
 
 pub fn run(args: BuildArgs) -> anyhow::Result<()> {
-    let embedder = args.embedder()?;
-    let llm = args.extraction_llm()?;
+    let models = args.model.resolve()?;
+    let embedder = args.embedder(&models)?;
+    let llm = args.extraction_llm(&models)?;
     let select = kg_build::ExtractSelection {
         laws: args.extract_laws.clone(),
         limit: args.extract_limit,
@@ -54,6 +55,43 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
 }
 
 fn print_summary(s: &kg_build::BuildSummary, store: &std::path::Path) {
+    print_counts(s, store);
+    print_knowledge(&s.knowledge);
+    print_reuse(&s.reuse);
+    if let Some(e) = &s.embeddings {
+        print_embeddings(e);
+    }
+    print_fusion(&s.fusion);
+    if let Some(d) = &s.domains {
+        print_domains(d);
+    }
+    if let Some(e) = &s.extraction {
+        print_extraction(e);
+    }
+    if !s.warnings_by_kind.is_empty() {
+        println!("  warnings: {}", join(&s.warnings_by_kind));
+    }
+    if !s.errors_by_kind.is_empty() {
+        println!("  files skipped for errors: {}", join(&s.errors_by_kind));
+    }
+    let secs = s
+        .seconds
+        .iter()
+        .map(|(k, v)| format!("{k} {v:.2}s"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    println!("  time: {secs}");
+}
+
+/// `kind n, kind n, …`
+fn join(m: &std::collections::BTreeMap<String, usize>) -> String {
+    m.iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn print_counts(s: &kg_build::BuildSummary, store: &std::path::Path) {
     println!("build {} committed to {}", s.build_id, store.display());
     println!(
         "  {} files read ({} skipped): {} laws, {} versions, {} articles, {} paragraphs, {} items, {} divisions",
@@ -73,15 +111,11 @@ fn print_summary(s: &kg_build::BuildSummary, store: &std::path::Path) {
         s.triples,
         s.store_bytes as f64 / 1e6
     );
-    let join = |m: &std::collections::BTreeMap<String, usize>| {
-        m.iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     println!("  nodes by type: {}", join(&s.nodes_by_type));
     println!("  edges by type: {}", join(&s.edges_by_type));
-    let k = &s.knowledge;
+}
+
+fn print_knowledge(k: &kg_build::knowledge::KnowledgeReport) {
     let pct = |a: usize, b: usize| 100.0 * a as f64 / b.max(1) as f64;
     println!(
         "  references: {} ({} resolved, {:.1}%); with article numbers {} ({:.1}% resolved), into the same law {} ({:.1}% resolved); whole laws {}, generic {}",
@@ -105,7 +139,9 @@ fn print_summary(s: &kg_build::BuildSummary, store: &std::path::Path) {
         k.clauses_prevails,
         k.overrides
     );
-    let r = &s.reuse;
+}
+
+fn print_reuse(r: &kg_build::ReuseReport) {
     match &r.base_build {
         Some(base) => {
             let names = |v: &[String]| {
@@ -133,31 +169,34 @@ fn print_summary(s: &kg_build::BuildSummary, store: &std::path::Path) {
         }
         None => println!("  built from scratch (no earlier build to start from)"),
     }
-    if let Some(e) = &s.embeddings {
-        let i = &e.index;
-        println!(
-            "  embeddings: {} passages, {} embedded ({} tokens), {} from cache; vector index {}: {} reused, {} inserted, {} retired",
-            e.passages,
-            e.embedded,
-            e.tokens_embedded,
-            e.from_cache,
-            if i.extended { "extended" } else { "built anew" },
-            i.reused,
-            i.inserted,
-            i.retired
-        );
-        let p = &e.paragraph_index;
-        println!(
-            "  款 passages: {} ({} embedded now); paragraph index {}: {} reused, {} inserted, {} retired",
-            e.paragraph_passages,
-            e.paragraphs_embedded,
-            if p.extended { "extended" } else { "built anew" },
-            p.reused,
-            p.inserted,
-            p.retired
-        );
-    }
-    let f = &s.fusion;
+}
+
+fn print_embeddings(e: &kg_build::EmbedReport) {
+    let i = &e.index;
+    println!(
+        "  embeddings: {} passages, {} embedded ({} tokens), {} from cache; vector index {}: {} reused, {} inserted, {} retired",
+        e.passages,
+        e.embedded,
+        e.tokens_embedded,
+        e.from_cache,
+        if i.extended { "extended" } else { "built anew" },
+        i.reused,
+        i.inserted,
+        i.retired
+    );
+    let p = &e.paragraph_index;
+    println!(
+        "  款 passages: {} ({} embedded now); paragraph index {}: {} reused, {} inserted, {} retired",
+        e.paragraph_passages,
+        e.paragraphs_embedded,
+        if p.extended { "extended" } else { "built anew" },
+        p.reused,
+        p.inserted,
+        p.retired
+    );
+}
+
+fn print_fusion(f: &kg_build::fusion::FusionReport) {
     println!(
         "  fusion: {} concepts, {} candidate pairs ({} same label, {} similar label, {} near embedding); merged {} by rules, {} by the LLM; apart {} by rules, {} by the LLM, {} unsure (kept apart), {} refused as chains; {} entities from {} concepts",
         f.concepts,
@@ -174,80 +213,69 @@ fn print_summary(s: &kg_build::BuildSummary, store: &std::path::Path) {
         f.entities,
         f.concepts_fused
     );
-    if let Some(d) = &s.domains {
+}
+
+fn print_domains(d: &kg_build::domains::DomainReport) {
+    println!(
+        "  domains: {} articles in {} topic clusters and {} domains (BIC); NMI/ARI with the corpus folders {:.3}/{:.3} (random {:.3}/{:.3}), ARI with chapters within laws {:.3} (random {:.3})",
+        d.articles,
+        d.topics,
+        d.domains,
+        d.nmi_folders,
+        d.ari_folders,
+        d.nmi_folders_random,
+        d.ari_folders_random,
+        d.ari_chapters,
+        d.ari_chapters_random
+    );
+    if d.summaries + d.summary_failures > 0 {
         println!(
-            "  domains: {} articles in {} topic clusters and {} domains (BIC); NMI/ARI with the corpus folders {:.3}/{:.3} (random {:.3}/{:.3}), ARI with chapters within laws {:.3} (random {:.3})",
-            d.articles,
-            d.topics,
-            d.domains,
-            d.nmi_folders,
-            d.ari_folders,
-            d.nmi_folders_random,
-            d.ari_folders_random,
-            d.ari_chapters,
-            d.ari_chapters_random
+            "  domain summaries (LLM): {} written, {} failed (those keep only their terms)",
+            d.summaries, d.summary_failures
         );
-        if d.summaries + d.summary_failures > 0 {
-            println!(
-                "  domain summaries (LLM): {} written, {} failed (those keep only their terms)",
-                d.summaries, d.summary_failures
-            );
-        }
     }
-    if let Some(e) = &s.extraction {
+}
+
+fn print_extraction(e: &kg_build::extract::ExtractReport) {
+    println!(
+        "  extraction ({}): {} articles, {} calls, {} from cache, {} triples kept ({} invalid and {} not supported by their article dropped), {} skipped",
+        e.model,
+        e.articles,
+        e.calls,
+        e.from_cache,
+        e.triples,
+        e.invalid_triples,
+        e.ungrounded_triples,
+        e.skipped
+    );
+    if e.closed_replies > 0 {
         println!(
-            "  extraction ({}): {} articles, {} calls, {} from cache, {} triples kept ({} invalid and {} not supported by their article dropped), {} skipped",
-            e.model,
-            e.articles,
-            e.calls,
-            e.from_cache,
-            e.triples,
-            e.invalid_triples,
-            e.ungrounded_triples,
-            e.skipped
+            "  {} replies cut at max_tokens kept their complete triples",
+            e.closed_replies
         );
-        if e.closed_replies > 0 {
-            println!(
-                "  {} replies cut at max_tokens kept their complete triples",
-                e.closed_replies
-            );
-        }
-        if !e.ungrounded_reasons.is_empty() {
-            let why: Vec<String> = e
-                .ungrounded_reasons
-                .iter()
-                .map(|(w, n)| format!("{w} {n}"))
-                .collect();
-            println!("  unsupported triples: {}", why.join(", "));
-        }
-        if let Some(g) = e.generation.filter(|g| g.replies > 0) {
-            println!(
-                "  generation: {} replies, {:.1} s each ({:.1} s prefill of {} prompt tokens, {:.1} s for {} tokens at {:.1} tokens/s), {} cut at max_tokens",
-                g.replies,
-                (g.prefill_secs + g.generation_secs) / g.replies as f64,
-                g.prefill_secs / g.replies as f64,
-                g.prompt_tokens / g.replies,
-                g.generation_secs / g.replies as f64,
-                g.generated_tokens / g.replies,
-                g.tokens_per_sec(),
-                g.truncated
-            );
-        }
-        for x in &e.skipped_examples {
-            eprintln!("warning: extraction skipped {x}");
-        }
     }
-    if !s.warnings_by_kind.is_empty() {
-        println!("  warnings: {}", join(&s.warnings_by_kind));
+    if !e.ungrounded_reasons.is_empty() {
+        let why: Vec<String> = e
+            .ungrounded_reasons
+            .iter()
+            .map(|(w, n)| format!("{w} {n}"))
+            .collect();
+        println!("  unsupported triples: {}", why.join(", "));
     }
-    if !s.errors_by_kind.is_empty() {
-        println!("  files skipped for errors: {}", join(&s.errors_by_kind));
+    if let Some(g) = e.generation.filter(|g| g.replies > 0) {
+        println!(
+            "  generation: {} replies, {:.1} s each ({:.1} s prefill of {} prompt tokens, {:.1} s for {} tokens at {:.1} tokens/s), {} cut at max_tokens",
+            g.replies,
+            (g.prefill_secs + g.generation_secs) / g.replies as f64,
+            g.prefill_secs / g.replies as f64,
+            g.prompt_tokens / g.replies,
+            g.generation_secs / g.replies as f64,
+            g.generated_tokens / g.replies,
+            g.tokens_per_sec(),
+            g.truncated
+        );
     }
-    let secs = s
-        .seconds
-        .iter()
-        .map(|(k, v)| format!("{k} {v:.2}s"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    println!("  time: {secs}");
+    for x in &e.skipped_examples {
+        eprintln!("warning: extraction skipped {x}");
+    }
 }

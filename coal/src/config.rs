@@ -33,152 +33,13 @@ pub struct ModelArgs {
     pub config: Option<PathBuf>,
 }
 
-/// The `[embedder]` table of the configuration file.
-#[derive(serde::Deserialize, Debug, Default)]
-#[serde(deny_unknown_fields)]
-pub struct EmbedderConfig {
-    /// `e5` (the local model, default) or `openai` (any OpenAI-compatible endpoint).
-    #[serde(default)]
-    pub kind: Option<String>,
-    pub url: Option<String>,
-    pub model: Option<String>,
-    /// Name of the environment variable that holds the API key (the key itself never
-    /// goes into the file).
-    pub api_key_env: Option<String>,
-    #[serde(default)]
-    pub query_prefix: String,
-    #[serde(default)]
-    pub passage_prefix: String,
-    pub window_tokens: Option<usize>,
-}
-
-/// The `[llm]` table: the chat model that extracts triples, decomposes questions and
-/// writes answers from the retrieved articles (without it, answers are extractive).
-/// `backend = "http"` (the default) is any OpenAI-compatible endpoint; `backend =
-/// "local"` runs a GGUF file in-process with llama.cpp.
-#[derive(serde::Deserialize, Debug)]
-#[serde(deny_unknown_fields)]
-pub struct LlmConfig {
-    /// "http" or "local".
-    pub backend: Option<String>,
-    /// http: the endpoint's base URL and model name.
-    pub url: Option<String>,
-    pub model: Option<String>,
-    /// http: name of the environment variable that holds the API key.
-    pub api_key_env: Option<String>,
-    pub temperature: Option<f32>,
-    pub timeout_secs: Option<u64>,
-    pub attempts: Option<u32>,
-    /// http: requests in flight at once during triple extraction (default 2; a local
-    /// model always runs one).
-    pub concurrency: Option<usize>,
-    /// local: the GGUF file (relative paths are read from the working directory).
-    pub model_path: Option<PathBuf>,
-    /// local: threads of one generation (default 1, fastest on a loaded 2-core machine).
-    pub threads: Option<i32>,
-    /// local: threads of the prompt's prefill (default: `threads`; prefill is
-    /// compute-bound and gains from a second core, generation mostly does not).
-    pub batch_threads: Option<i32>,
-    /// local: tokens generated at most per reply (default 512).
-    pub max_tokens: Option<u32>,
-    /// local: prompt plus reply in tokens (default 4096).
-    pub context_tokens: Option<u32>,
-}
-
-impl LlmConfig {
-    pub fn client(&self) -> anyhow::Result<Box<dyn coal_models::ChatModel>> {
-        match self.backend.as_deref().unwrap_or("http") {
-            "http" => Ok(Box::new(self.http_client()?)),
-            "local" => self.local_client(),
-            other => bail!("[llm] backend `{other}` is unknown: use \"http\" or \"local\""),
-        }
-    }
-
-    fn http_client(&self) -> anyhow::Result<coal_models::OpenAiChat> {
-        let (Some(url), Some(model)) = (&self.url, &self.model) else {
-            bail!("[llm] backend = \"http\" needs `url` and `model`");
-        };
-        for (field, set) in [
-            ("model_path", self.model_path.is_some()),
-            ("threads", self.threads.is_some()),
-            ("batch_threads", self.batch_threads.is_some()),
-            ("max_tokens", self.max_tokens.is_some()),
-            ("context_tokens", self.context_tokens.is_some()),
-        ] {
-            if set {
-                bail!(
-                    "[llm] `{field}` is for backend = \"local\"; this table is backend = \"http\""
-                );
-            }
-        }
-        let mut c = coal_models::ChatConfig::new(url, model);
-        if let Some(var) = &self.api_key_env {
-            c.api_key = Some(std::env::var(var).map_err(|_| {
-                anyhow::anyhow!("[llm] api_key_env names `{var}`, which is not set")
-            })?);
-        }
-        if let Some(t) = self.temperature {
-            c.temperature = t;
-        }
-        if let Some(t) = self.timeout_secs {
-            c.timeout = std::time::Duration::from_secs(t);
-        }
-        if let Some(a) = self.attempts {
-            c.attempts = a;
-        }
-        Ok(coal_models::OpenAiChat::new(c))
-    }
-
-    #[cfg(feature = "local-llm")]
-    fn local_client(&self) -> anyhow::Result<Box<dyn coal_models::ChatModel>> {
-        for (field, set) in [
-            ("url", self.url.is_some()),
-            ("model", self.model.is_some()),
-            ("api_key_env", self.api_key_env.is_some()),
-        ] {
-            if set {
-                bail!(
-                    "[llm] `{field}` is for backend = \"http\"; this table is backend = \"local\""
-                );
-            }
-        }
-        let Some(path) = &self.model_path else {
-            bail!(
-                "[llm] backend = \"local\" needs `model_path`, a GGUF file (`make llm-model` fetches one)"
-            );
-        };
-        let mut c = coal_models::LocalChatConfig::new(path);
-        if let Some(t) = self.threads {
-            c.threads = t;
-        }
-        c.batch_threads = self.batch_threads.unwrap_or(c.threads);
-        if let Some(t) = self.temperature {
-            c.temperature = t;
-        }
-        if let Some(n) = self.max_tokens {
-            c.max_tokens = n;
-        }
-        if let Some(n) = self.context_tokens {
-            c.context_tokens = n;
-        }
-        Ok(Box::new(coal_models::LocalChat::load(c)?))
-    }
-
-    #[cfg(not(feature = "local-llm"))]
-    fn local_client(&self) -> anyhow::Result<Box<dyn coal_models::ChatModel>> {
-        bail!(
-            "[llm] backend = \"local\": this coal was built without the `local-llm` feature (cargo build -p coal --features local-llm)"
-        )
-    }
-}
-
 #[derive(serde::Deserialize, Debug, Default)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
     #[serde(default)]
-    pub embedder: EmbedderConfig,
+    pub embedder: coal_models::EmbedderSettings,
     #[serde(default)]
-    pub llm: Option<LlmConfig>,
+    pub llm: Option<coal_models::LlmSettings>,
     /// The method's constants (METHOD.md §3–5); any left out keep the paper's values.
     #[serde(default)]
     pub method: query_engine::method::MethodConfig,
@@ -198,37 +59,48 @@ impl FileConfig {
 }
 
 impl ModelArgs {
+    /// The flags and the configuration file they name, read once: every model and
+    /// constant a command uses comes from the result.
+    pub fn resolve(&self) -> anyhow::Result<Models> {
+        Ok(Models {
+            file: FileConfig::read(self.config.as_deref())?,
+            local_model: self.model.clone(),
+            threads: self.threads,
+        })
+    }
+}
+
+/// `--model`, `--threads` and the configuration file, resolved.
+#[derive(Debug)]
+pub struct Models {
+    pub file: FileConfig,
+    local_model: Option<PathBuf>,
+    threads: usize,
+}
+
+impl Models {
     /// The configured embedder: the local e5 encoder (builds verify its checksum) or an
     /// OpenAI-compatible endpoint chosen in the configuration file.
-    pub fn load(&self, verify: bool) -> anyhow::Result<Box<dyn coal_models::Embedder>> {
-        let file = FileConfig::read(self.config.as_deref())?;
-        let e = file.embedder;
-        match e.kind.as_deref().unwrap_or("e5") {
-            "e5" => Ok(Box::new(coal_models::load_default_e5(
-                self.model.as_deref(),
-                self.threads,
-                verify,
-            )?)),
-            "openai" => {
-                let (Some(url), Some(model)) = (e.url, e.model) else {
-                    bail!("[embedder] kind = \"openai\" needs `url` and `model`");
-                };
-                let mut cfg = coal_models::OpenAiConfig::new(&url, &model);
-                if let Some(var) = e.api_key_env {
-                    cfg.api_key =
-                        Some(std::env::var(&var).with_context(|| {
-                            format!("[embedder] api_key_env: ${var} is not set")
-                        })?);
-                }
-                cfg.query_prefix = e.query_prefix;
-                cfg.passage_prefix = e.passage_prefix;
-                if let Some(w) = e.window_tokens {
-                    cfg.window_tokens = w;
-                }
-                Ok(Box::new(coal_models::OpenAiEmbedder::connect(cfg)?))
-            }
-            other => bail!("[embedder] kind `{other}` is unknown: use \"e5\" or \"openai\""),
+    pub fn embedder(&self, verify: bool) -> anyhow::Result<Box<dyn coal_models::Embedder>> {
+        Ok(self
+            .file
+            .embedder
+            .open(self.local_model.as_deref(), self.threads, verify)?)
+    }
+
+    /// The configured chat model (`[llm]`), if any, with its extraction concurrency.
+    pub fn chat(&self) -> anyhow::Result<Option<(Box<dyn coal_models::ChatModel>, usize)>> {
+        match &self.file.llm {
+            Some(llm) => Ok(Some((llm.client()?, llm.concurrency()))),
+            None => Ok(None),
         }
+    }
+
+    /// The method's constants (`[method]`), validated.
+    pub fn method(&self) -> anyhow::Result<query_engine::method::MethodConfig> {
+        let method = self.file.method.clone();
+        method.validate().map_err(|e| anyhow::anyhow!(e))?;
+        Ok(method)
     }
 }
 
@@ -286,22 +158,23 @@ impl BuildArgs {
     /// The chat model for triple extraction (`[llm]`), unless `--no-extraction`.
     pub fn extraction_llm(
         &self,
+        models: &Models,
     ) -> anyhow::Result<Option<(Box<dyn coal_models::ChatModel>, usize)>> {
         if self.no_extraction {
             return Ok(None);
         }
-        match FileConfig::read(self.model.config.as_deref())?.llm {
-            Some(llm) => Ok(Some((llm.client()?, llm.concurrency.unwrap_or(2).max(1)))),
-            None => Ok(None),
-        }
+        models.chat()
     }
 
     /// The embedder this build uses, if any.
-    pub fn embedder(&self) -> anyhow::Result<Option<Box<dyn coal_models::Embedder>>> {
+    pub fn embedder(
+        &self,
+        models: &Models,
+    ) -> anyhow::Result<Option<Box<dyn coal_models::Embedder>>> {
         if self.structure_only || self.no_embeddings {
             return Ok(None);
         }
-        self.model.load(true).map(Some)
+        models.embedder(true).map(Some)
     }
 
     pub fn into_options(self) -> anyhow::Result<(kg_build::BuildOptions, bool)> {

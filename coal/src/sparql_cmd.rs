@@ -70,21 +70,15 @@ pub fn run(args: SparqlArgs) -> anyhow::Result<()> {
 
 /// Shortens IRIs with the well-known prefixes for reading.
 fn display_term(t: &Term) -> String {
-    let prefixes = [
-        ("coal:", coal_ontology::ns::COAL),
-        ("eli:", coal_ontology::ns::ELI),
-        ("rdf:", coal_ontology::ns::RDF),
-        ("rdfs:", coal_ontology::ns::RDFS),
-        ("skos:", coal_ontology::ns::SKOS),
-        ("xsd:", coal_ontology::ns::XSD),
-        ("owl:", coal_ontology::ns::OWL),
-        ("cn:", coal_ontology::iri::ELI_BASE),
-    ];
+    // The store's predeclared prefixes, and `cn:` for the statutes' own IRIs.
+    let prefixes = coal_ontology::ns::PREFIXES
+        .into_iter()
+        .chain([("cn", coal_ontology::iri::ELI_BASE)]);
     match t {
         Term::NamedNode(n) => {
             for (p, ns) in prefixes {
                 if let Some(rest) = n.as_str().strip_prefix(ns) {
-                    return format!("{p}{rest}");
+                    return format!("{p}:{rest}");
                 }
             }
             format!("<{}>", n.as_str())

@@ -78,20 +78,10 @@ fn server() -> Option<String> {
 }
 
 fn build(store: &Path, corpus: &Path, db: Option<&str>) -> serde_json::Value {
-    let mut args = vec![
-        "build",
-        "--corpus",
-        corpus.to_str().unwrap(),
-        "--store",
-        store.to_str().unwrap(),
-        "--json",
-    ];
-    if let Some(url) = db {
-        args.extend(["--db-url", url]);
+    match db {
+        Some(url) => common::build_json(store, corpus, &["--db-url", url]),
+        None => common::build_json(store, corpus, &[]),
     }
-    let out = coal(&args);
-    assert!(out.status.success(), "{}", stderr(&out));
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn id(summary: &serde_json::Value) -> String {

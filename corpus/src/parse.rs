@@ -343,9 +343,52 @@ pub fn parse_file(path: &str, bytes: &[u8]) -> ParseOutcome {
             )],
         };
     }
-
     let mut problems = Vec::new();
-    let mut lines: Vec<(usize, &str)> = Vec::new();
+    let lines = kept_lines(path, text, &mut problems);
+    let header = read_header(path, &lines, &mut problems);
+    let mut b = Builder {
+        version: LawVersion {
+            short_name: short_name(&header.title),
+            title: header.title,
+            version_date: header.version_date,
+            history: header.history,
+            files: vec![SourceFile {
+                path: path.to_owned(),
+                content_hash,
+                part_title: header.part_title.clone(),
+                format: header.format,
+            }],
+            preamble: Vec::new(),
+            divisions: Vec::new(),
+            articles: Vec::new(),
+        },
+        problems,
+        stack: Vec::new(),
+        untitled_preamble: None,
+    };
+    if let Some(pt) = &header.part_title {
+        // A statute split over files: each file is one 编; numbered when the files are merged.
+        b.open_division(
+            Heading {
+                kind: DivisionKind::Part,
+                number: None,
+                label: String::new(),
+                title: squeeze(pt),
+            },
+            pt,
+            header.part_line,
+        );
+    }
+    for &(n, raw) in &lines[header.body_start.min(lines.len())..] {
+        b.body_line(path, header.format, n, raw);
+    }
+    b.finish(path)
+}
+
+/// The file's non-blank lines with their 1-based numbers; an over-long line is skipped
+/// with a warning.
+fn kept_lines<'t>(path: &str, text: &'t str, problems: &mut Vec<Problem>) -> Vec<(usize, &'t str)> {
+    let mut lines = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.len() > MAX_LINE_BYTES {
             problems.push(Problem::warning(
@@ -363,15 +406,31 @@ pub fn parse_file(path: &str, bytes: &[u8]) -> ParseOutcome {
             lines.push((i + 1, line));
         }
     }
+    lines
+}
 
+/// What the lines before the body say: title, part title, history, version date.
+struct Header {
+    format: SourceFormat,
+    title: String,
+    part_title: Option<String>,
+    /// The line of the part title (for the 编 it opens).
+    part_line: usize,
+    history: Vec<HistoryLine>,
+    version_date: Option<Date>,
+    /// Index in the kept lines of the body's first line.
+    body_start: usize,
+}
+
+/// The header is everything before `<!-- INFO END -->`, or else before the first
+/// structural line (heading or article).
+fn read_header(path: &str, lines: &[(usize, &str)], problems: &mut Vec<Problem>) -> Header {
     let has_info_end = lines.iter().any(|(_, l)| clean(l) == INFO_END);
     let format = if has_info_end || lines.first().is_some_and(|(_, l)| l.starts_with('#')) {
         SourceFormat::Markdown
     } else {
         SourceFormat::PlainText
     };
-
-    // Header: everything before INFO END, or before the first structural line.
     let is_structural = |l: &str| {
         let c = clean(l);
         ARTICLE_RE.is_match(c)
@@ -404,7 +463,6 @@ pub fn parse_file(path: &str, bytes: &[u8]) -> ParseOutcome {
     } else {
         header_end
     };
-
     let mut titles = Vec::new();
     let mut history = Vec::new();
     for (i, (n, l)) in header.iter().enumerate() {
@@ -434,54 +492,31 @@ pub fn parse_file(path: &str, bytes: &[u8]) -> ParseOutcome {
             fallback
         }
     };
-    let part_title = titles.get(1).cloned().filter(|t| !t.is_empty());
     let version_date =
         date_from_file_name(path).or_else(|| history.iter().rev().find_map(|h| h.date));
-
-    let mut b = Builder {
-        version: LawVersion {
-            short_name: short_name(&title),
-            title,
-            version_date,
-            history,
-            files: vec![SourceFile {
-                path: path.to_owned(),
-                content_hash,
-                part_title: part_title.clone(),
-                format,
-            }],
-            preamble: Vec::new(),
-            divisions: Vec::new(),
-            articles: Vec::new(),
-        },
-        problems,
-        stack: Vec::new(),
-        untitled_preamble: None,
-    };
-    if let Some(pt) = &part_title {
-        // A statute split over files: each file is one 编; numbered when the files are merged.
-        let line = header.get(1).map(|(n, _)| *n).unwrap_or(1);
-        b.open_division(
-            Heading {
-                kind: DivisionKind::Part,
-                number: None,
-                label: String::new(),
-                title: squeeze(pt),
-            },
-            pt,
-            line,
-        );
+    Header {
+        format,
+        title,
+        part_title: titles.get(1).cloned().filter(|t| !t.is_empty()),
+        part_line: header.get(1).map(|(n, _)| *n).unwrap_or(1),
+        history,
+        version_date,
+        body_start,
     }
+}
 
-    for &(n, raw) in &lines[body_start.min(lines.len())..] {
+impl Builder {
+    /// One body line: a Markdown heading, an article's first line, a plain-text heading,
+    /// or text of the current article (or the preamble).
+    fn body_line(&mut self, path: &str, format: SourceFormat, n: usize, raw: &str) {
         let line = clean(raw);
         if format == SourceFormat::Markdown && raw.starts_with('#') {
             let heading = clean(raw.trim_start_matches('#'));
             match classify_heading(heading) {
-                Some(h) => b.open_division(h, heading, n),
+                Some(h) => self.open_division(h, heading, n),
                 None => {
-                    b.problems.push(Problem::warning(path, Some(n), ProblemKind::UnknownHeading, format!("heading `{heading}` is not 编/分编/章/节/附则/附件; kept as an untyped division")));
-                    b.open_division(
+                    self.problems.push(Problem::warning(path, Some(n), ProblemKind::UnknownHeading, format!("heading `{heading}` is not 编/分编/章/节/附则/附件; kept as an untyped division")));
+                    self.open_division(
                         Heading {
                             kind: DivisionKind::Other,
                             number: None,
@@ -493,7 +528,7 @@ pub fn parse_file(path: &str, bytes: &[u8]) -> ParseOutcome {
                     );
                 }
             }
-            continue;
+            return;
         }
         if let Some(c) = ARTICLE_RE.captures(line) {
             let main = parse_chinese_numeral(&c[1]);
@@ -503,8 +538,8 @@ pub fn parse_file(path: &str, bytes: &[u8]) -> ParseOutcome {
                 .unwrap_or(Some(0));
             if let (Some(main), Some(suffix)) = (main, suffix) {
                 let label = c[0].trim_end_matches([' ', '\u{3000}']);
-                b.start_article(ArticleNumber { main, suffix }, label, line, n);
-                continue;
+                self.start_article(ArticleNumber { main, suffix }, label, line, n);
+                return;
             }
         }
         if format == SourceFormat::PlainText
@@ -512,37 +547,41 @@ pub fn parse_file(path: &str, bytes: &[u8]) -> ParseOutcome {
             && !line.contains('。')
             && let Some(h) = classify_heading(line)
         {
-            b.open_division(h, line, n);
-            continue;
+            self.open_division(h, line, n);
+            return;
         }
-        b.add_text(line, n);
+        self.add_text(line, n);
     }
 
-    let untitled_preamble = b.untitled_preamble;
-    let mut version = b.version;
-    let mut problems = b.problems;
-    if version.articles.is_empty() {
-        problems.push(Problem::warning(
-            path,
-            None,
-            ProblemKind::NoArticles,
-            "no article (第X条) found; its text is kept as preamble",
-        ));
-    } else if let Some((line, count)) = untitled_preamble {
-        // Not an error: some statutes open with an untitled preamble. Noted once so a
-        // wrong split between header and body shows up.
-        problems.push(Problem::warning(
-            path,
-            Some(line),
-            ProblemKind::TextOutsideArticle,
-            format!("{count} paragraph(s) before the first article, kept as preamble"),
-        ));
-    }
-    check_numbering(&version, &mut problems);
-    version.preamble.shrink_to_fit();
-    ParseOutcome {
-        version: Some(version),
-        problems,
+    /// The version with the whole file's problems: no article at all, text before the
+    /// first article, and the numbering checks.
+    fn finish(self, path: &str) -> ParseOutcome {
+        let untitled_preamble = self.untitled_preamble;
+        let mut version = self.version;
+        let mut problems = self.problems;
+        if version.articles.is_empty() {
+            problems.push(Problem::warning(
+                path,
+                None,
+                ProblemKind::NoArticles,
+                "no article (第X条) found; its text is kept as preamble",
+            ));
+        } else if let Some((line, count)) = untitled_preamble {
+            // Not an error: some statutes open with an untitled preamble. Noted once so a
+            // wrong split between header and body shows up.
+            problems.push(Problem::warning(
+                path,
+                Some(line),
+                ProblemKind::TextOutsideArticle,
+                format!("{count} paragraph(s) before the first article, kept as preamble"),
+            ));
+        }
+        check_numbering(&version, &mut problems);
+        version.preamble.shrink_to_fit();
+        ParseOutcome {
+            version: Some(version),
+            problems,
+        }
     }
 }
 

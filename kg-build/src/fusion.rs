@@ -391,82 +391,105 @@ pub fn fuse(
     report.candidates = pairs.len();
     let mut judged: Vec<Decision> = pairs
         .into_iter()
-        .map(|((a, b), label)| {
-            let definition = match vectors {
-                Some(v) => cosine(&v[a], &v[b]),
-                None => dice(
-                    &definition_core(&concepts[a].definition, &concepts[a].term),
-                    &definition_core(&concepts[b].definition, &concepts[b].term),
-                ),
-            };
-            let mut unsure = false;
-            let (merged, evidence, decided_by) = match judge(
-                &concepts[a],
-                &concepts[b],
-                label,
-                definition,
-                vectors.is_some(),
-            ) {
-                Verdict::Merge(e) => {
-                    report.merged_by_rules += 1;
-                    (true, e, "rules".to_owned())
-                }
-                Verdict::Apart(e) => {
-                    report.apart_by_rules += 1;
-                    (false, e, "rules".to_owned())
-                }
-                Verdict::Unsure(e) => match arbiter.same(&concepts[a], &concepts[b]) {
-                    Some(Ok((same, reason))) => {
-                        if same {
-                            report.merged_by_llm += 1;
-                        } else {
-                            report.apart_by_llm += 1;
-                        }
-                        (same, format!("{e}; LLM: {reason}"), arbiter.id().to_owned())
-                    }
-                    Some(Err(why)) => {
-                        report.llm_failures += 1;
-                        report.unsure_kept_apart += 1;
-                        unsure = true;
-                        (
-                            false,
-                            format!("{e}; LLM failed ({why}): kept apart"),
-                            "rules".to_owned(),
-                        )
-                    }
-                    None => {
-                        report.unsure_kept_apart += 1;
-                        unsure = true;
-                        (
-                            false,
-                            format!("{e}; no LLM configured: kept apart"),
-                            "rules".to_owned(),
-                        )
-                    }
-                },
-            };
-            Decision {
-                a,
-                b,
-                label_similarity: label,
-                definition_similarity: definition,
-                merged,
-                unsure,
-                evidence,
-                decided_by,
-            }
-        })
+        .map(|((a, b), label)| decide(concepts, vectors, arbiter, (a, b), label, &mut report))
         .collect();
-    // Merges join groups strongest first; a merge that would put two concepts decided
-    // apart into one group is refused.
-    let mut group: Vec<usize> = (0..concepts.len()).collect();
-    fn root(g: &mut [usize], mut i: usize) -> usize {
-        while g[i] != i {
-            g[i] = g[g[i]];
-            i = g[i];
+    let entities = group(concepts, &mut judged, &mut report);
+    report.entities = entities.len();
+    report.concepts_fused = entities.iter().map(Vec::len).sum();
+    (judged, entities, report)
+}
+
+/// One candidate pair: the rules decide, or the arbiter when they are unsure (kept apart
+/// when it fails or there is none).
+fn decide(
+    concepts: &[ConceptRecord],
+    vectors: Option<&[Vec<f32>]>,
+    arbiter: &dyn Arbiter,
+    (a, b): (usize, usize),
+    label: f64,
+    report: &mut FusionReport,
+) -> Decision {
+    let definition = match vectors {
+        Some(v) => cosine(&v[a], &v[b]),
+        None => dice(
+            &definition_core(&concepts[a].definition, &concepts[a].term),
+            &definition_core(&concepts[b].definition, &concepts[b].term),
+        ),
+    };
+    let mut unsure = false;
+    let (merged, evidence, decided_by) = match judge(
+        &concepts[a],
+        &concepts[b],
+        label,
+        definition,
+        vectors.is_some(),
+    ) {
+        Verdict::Merge(e) => {
+            report.merged_by_rules += 1;
+            (true, e, "rules".to_owned())
         }
-        i
+        Verdict::Apart(e) => {
+            report.apart_by_rules += 1;
+            (false, e, "rules".to_owned())
+        }
+        Verdict::Unsure(e) => match arbiter.same(&concepts[a], &concepts[b]) {
+            Some(Ok((same, reason))) => {
+                if same {
+                    report.merged_by_llm += 1;
+                } else {
+                    report.apart_by_llm += 1;
+                }
+                (same, format!("{e}; LLM: {reason}"), arbiter.id().to_owned())
+            }
+            Some(Err(why)) => {
+                report.llm_failures += 1;
+                report.unsure_kept_apart += 1;
+                unsure = true;
+                (
+                    false,
+                    format!("{e}; LLM failed ({why}): kept apart"),
+                    "rules".to_owned(),
+                )
+            }
+            None => {
+                report.unsure_kept_apart += 1;
+                unsure = true;
+                (
+                    false,
+                    format!("{e}; no LLM configured: kept apart"),
+                    "rules".to_owned(),
+                )
+            }
+        },
+    };
+    Decision {
+        a,
+        b,
+        label_similarity: label,
+        definition_similarity: definition,
+        merged,
+        unsure,
+        evidence,
+        decided_by,
     }
+}
+
+fn root(g: &mut [usize], mut i: usize) -> usize {
+    while g[i] != i {
+        g[i] = g[g[i]];
+        i = g[i];
+    }
+    i
+}
+
+/// Merges join groups strongest first; a merge that would put two concepts decided apart
+/// into one group is refused (and marked so in its decision). The groups of 2+ concepts.
+fn group(
+    concepts: &[ConceptRecord],
+    judged: &mut [Decision],
+    report: &mut FusionReport,
+) -> Vec<Vec<usize>> {
+    let mut group: Vec<usize> = (0..concepts.len()).collect();
     let apart: Vec<(usize, usize)> = judged
         .iter()
         .filter(|d| !d.merged && !d.unsure)
@@ -511,10 +534,7 @@ pub fn fuse(
         let r = root(&mut group, i);
         members.entry(r).or_default().push(i);
     }
-    let entities: Vec<Vec<usize>> = members.into_values().filter(|m| m.len() > 1).collect();
-    report.entities = entities.len();
-    report.concepts_fused = entities.iter().map(Vec::len).sum();
-    (judged, entities, report)
+    members.into_values().filter(|m| m.len() > 1).collect()
 }
 
 /// The fusion graph: every decision with its evidence, every fused entity with its labels.

@@ -240,27 +240,16 @@ pub async fn build_with_llm(
         base.as_ref().map(|b| b.0.as_str()),
     )
     .await?;
-    match write(
-        &writer,
-        &corpus,
-        observer,
-        &mut seconds,
-        opts.structure_only,
-        embedder,
-        llm,
-        base,
-        opts,
-    )
-    .await
-    {
-        Ok((counts, embeddings, knowledge, extraction, domain_report, reuse, fusion_report)) => {
-            let mut summary = summarize(&corpus, writer.id(), counts, seconds);
-            summary.reuse = reuse;
-            summary.fusion = fusion_report;
-            summary.domains = domain_report;
-            summary.embeddings = embeddings;
-            summary.knowledge = knowledge;
-            summary.extraction = extraction;
+    match write(&writer, &corpus, observer, embedder, llm, base, opts).await {
+        Ok(w) => {
+            seconds.extend(w.seconds);
+            let mut summary = summarize(&corpus, writer.id(), w.counts, seconds);
+            summary.reuse = w.reuse;
+            summary.fusion = w.fusion;
+            summary.domains = w.domains;
+            summary.embeddings = w.embeddings;
+            summary.knowledge = w.knowledge;
+            summary.extraction = w.extraction;
             summary.store_bytes = writer.disk_usage();
             let t = Instant::now();
             observer.stage("commit", None);
@@ -279,56 +268,93 @@ pub async fn build_with_llm(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn write(
-    writer: &BuildWriter,
-    corpus: &Corpus,
-    observer: &dyn BuildObserver,
-    seconds: &mut BTreeMap<String, f64>,
-    structure_only: bool,
-    embedder: Option<&dyn coal_models::Embedder>,
-    llm: Option<Extraction<'_>>,
-    base: Option<(String, delta::GraphState)>,
-    opts: &BuildOptions,
-) -> Result<
-    (
-        GraphCounts,
-        Option<EmbedReport>,
-        knowledge::KnowledgeReport,
-        Option<extract::ExtractReport>,
-        Option<domains::DomainReport>,
-        ReuseReport,
-        fusion::FusionReport,
-    ),
-    BuildError,
-> {
-    let mut counts = GraphCounts::default();
-    // Extraction comes first: its triples belong to the version graphs written next.
-    let mut extraction = None;
-    let mut extracted = HashMap::new();
-    // Each store-wide cache is read once per build and shared by the stages.
-    let llm = llm.map(|l| stages::Llm::open(writer, &l)).transpose()?;
-    let mut encoder = match embedder {
-        Some(e) if !structure_only => Some(embed::Encoder::open(writer, e)?),
-        _ => None,
-    };
-    if let Some(llm) = &llm {
-        let t = Instant::now();
-        let (report, sinks) = stages::extract_stage(corpus, llm, observer)?;
-        extracted = sinks;
-        extraction = Some(report);
-        seconds.insert("extract".to_owned(), t.elapsed().as_secs_f64());
-    }
+/// What the stages wrote, for the build's summary.
+struct Written {
+    counts: GraphCounts,
+    embeddings: Option<EmbedReport>,
+    knowledge: knowledge::KnowledgeReport,
+    extraction: Option<extract::ExtractReport>,
+    domains: Option<domains::DomainReport>,
+    reuse: ReuseReport,
+    fusion: fusion::FusionReport,
+    /// Wall seconds per stage.
+    seconds: BTreeMap<String, f64>,
+}
 
-    let t = Instant::now();
-    let versions = corpus.versions().count() as u64;
-    observer.stage("graph", Some(versions));
+/// The metadata database's rows of the build, collected while the graph is written.
+#[derive(Default)]
+struct MetadataRows {
+    laws: Vec<LawRow>,
+    versions: Vec<LawVersionRow>,
+    articles: Vec<ArticleRow>,
+}
+
+impl MetadataRows {
+    fn add_version(&mut self, law: &coal_corpus::Law, i: usize, iris: &rdf::LawIris) {
+        let v = &law.versions[i];
+        let viri = &iris.versions[i];
+        self.versions.push(LawVersionRow {
+            iri: viri.clone(),
+            law_iri: iris.work.clone(),
+            title: v.title.clone(),
+            version_date: v.version_date.map(|d| d.to_string()),
+            valid_until: law
+                .versions
+                .get(i + 1)
+                .and_then(|n| n.version_date)
+                .map(|d| d.to_string()),
+            content_hash: v.content_hash(),
+            files: v.files.iter().map(|f| f.path.clone()).collect(),
+            article_count: v.articles.len() as i32,
+        });
+        for a in &v.articles {
+            self.articles.push(ArticleRow {
+                iri: coal_ontology::iri::article(viri, a.number.main, a.number.suffix),
+                work_iri: coal_ontology::iri::article_work(
+                    &iris.work,
+                    a.number.main,
+                    a.number.suffix,
+                ),
+                law_iri: iris.work.clone(),
+                version_iri: viri.clone(),
+                label: a.label.clone(),
+                number: a.number.main as i32,
+                suffix: a.number.suffix as i32,
+                hierarchy_path: v.hierarchy_label(a.division),
+                text_hash: text_hash(&a.text()),
+                source_file: v.files[a.source.file].path.clone(),
+                source_line: a.source.line as i32,
+            });
+        }
+    }
+}
+
+/// The graph stage's products: the laws' graphs are in the delta (not yet finished),
+/// the rows and the concepts wait for their stages.
+struct GraphStage<'g> {
+    delta: delta::GraphDelta<'g>,
+    counts: GraphCounts,
+    rows: MetadataRows,
+    knowledge: knowledge::KnowledgeReport,
+    reuse: ReuseReport,
+    /// Each concept by its latest definition.
+    concepts: BTreeMap<String, fusion::ConceptRecord>,
+    /// Seconds making the quads (in parallel) and loading them.
+    quads_secs: f64,
+}
+
+/// Writes every law's work and version graphs (with their knowledge and extracted
+/// triples) through the delta against the base build, and the build's own record.
+fn graph_stage<'g>(
+    writer: &'g BuildWriter,
+    corpus: &Corpus,
+    base: Option<(String, delta::GraphState)>,
+    mut extracted: HashMap<String, rdf::QuadSink>,
+    observer: &dyn BuildObserver,
+) -> Result<GraphStage<'g>, BuildError> {
+    observer.stage("graph", Some(corpus.versions().count() as u64));
     let mut done = 0u64;
-    let mut law_rows = Vec::new();
-    let mut version_rows = Vec::new();
-    let mut article_rows = Vec::new();
     let resolver = knowledge::Resolver::new(corpus);
-    let mut knowledge_report = knowledge::KnowledgeReport::default();
     let mut quads_time = std::time::Duration::ZERO;
     let mut reuse = ReuseReport {
         base_build: base.as_ref().map(|b| b.0.clone()),
@@ -340,8 +366,15 @@ async fn write(
         .as_mut()
         .map(|b| std::mem::take(&mut b.laws))
         .unwrap_or_default();
-    let mut delta = delta::GraphDelta::new(writer.graph(), base_state);
-    let mut concepts: BTreeMap<String, fusion::ConceptRecord> = BTreeMap::new();
+    let mut out = GraphStage {
+        delta: delta::GraphDelta::new(writer.graph(), base_state),
+        counts: GraphCounts::default(),
+        rows: MetadataRows::default(),
+        knowledge: knowledge::KnowledgeReport::default(),
+        reuse: ReuseReport::default(),
+        concepts: BTreeMap::new(),
+        quads_secs: 0.0,
+    };
     // The quads of a batch of laws are made in parallel (they depend on nothing but the
     // corpus), then loaded in corpus order.
     let mut made: std::collections::VecDeque<LawQuads> = Default::default();
@@ -361,62 +394,29 @@ async fn write(
             work,
             versions,
         } = made.pop_front().expect("a batch per law");
-        counts.add(&work.counts);
-        let mut written = delta.put(work)?;
-        law_rows.push(LawRow {
+        out.counts.add(&work.counts);
+        let mut written = out.delta.put(work)?;
+        out.rows.laws.push(LawRow {
             iri: iris.work.clone(),
             short_name: law.short_name.clone(),
             title: law.latest().title.clone(),
             version_count: law.versions.len() as i32,
         });
-        for ((i, v), (mut g, k, report, defined)) in law.versions.iter().enumerate().zip(versions) {
+        for (i, (mut g, k, report, defined)) in versions.into_iter().enumerate() {
             // A concept's latest definition stands for it.
             for c in defined {
-                concepts.insert(c.iri.clone(), c);
+                out.concepts.insert(c.iri.clone(), c);
             }
-            counts.add(&g.counts);
-            counts.add(&k.counts);
+            out.counts.add(&g.counts);
+            out.counts.add(&k.counts);
             g.append(k);
-            let viri = &iris.versions[i];
-            if let Some(x) = extracted.remove(viri) {
-                counts.add(&x.counts);
+            if let Some(x) = extracted.remove(&iris.versions[i]) {
+                out.counts.add(&x.counts);
                 g.append(x);
             }
-            written |= delta.put(g)?;
-            knowledge_report.add(&report);
-            version_rows.push(LawVersionRow {
-                iri: viri.clone(),
-                law_iri: iris.work.clone(),
-                title: v.title.clone(),
-                version_date: v.version_date.map(|d| d.to_string()),
-                valid_until: law
-                    .versions
-                    .get(i + 1)
-                    .and_then(|n| n.version_date)
-                    .map(|d| d.to_string()),
-                content_hash: v.content_hash(),
-                files: v.files.iter().map(|f| f.path.clone()).collect(),
-                article_count: v.articles.len() as i32,
-            });
-            for a in &v.articles {
-                article_rows.push(ArticleRow {
-                    iri: coal_ontology::iri::article(viri, a.number.main, a.number.suffix),
-                    work_iri: coal_ontology::iri::article_work(
-                        &iris.work,
-                        a.number.main,
-                        a.number.suffix,
-                    ),
-                    law_iri: iris.work.clone(),
-                    version_iri: viri.clone(),
-                    label: a.label.clone(),
-                    number: a.number.main as i32,
-                    suffix: a.number.suffix as i32,
-                    hierarchy_path: v.hierarchy_label(a.division),
-                    text_hash: text_hash(&a.text()),
-                    source_file: v.files[a.source.file].path.clone(),
-                    source_line: a.source.line as i32,
-                });
-            }
+            written |= out.delta.put(g)?;
+            out.knowledge.add(&report);
+            out.rows.add_version(law, i, &iris);
             done += 1;
             observer.progress(done);
         }
@@ -428,44 +428,92 @@ async fn write(
             Some(_) if written => reuse.laws_relinked.push(law.short_name.clone()),
             Some(_) => reuse.laws_unchanged += 1,
         }
-        delta
+        out.delta
             .state
             .laws
             .insert(iris.work.clone(), (law.short_name.clone(), hash));
     }
     reuse.laws_removed = base_laws
         .iter()
-        .filter(|(work, _)| !delta.state.laws.contains_key(*work))
+        .filter(|(work, _)| !out.delta.state.laws.contains_key(*work))
         .map(|(_, (name, _))| name.clone())
         .collect();
-    let build_iri = coal_ontology::iri::build(writer.id());
+    out.reuse = reuse;
+    out.delta.put(build_record(writer.id()))?;
+    out.quads_secs = quads_time.as_secs_f64();
+    Ok(out)
+}
+
+/// The build's own node in the builds graph.
+fn build_record(id: &str) -> rdf::QuadSink {
+    let build_iri = coal_ontology::iri::build(id);
     let mut b = rdf::QuadSink::new(coal_ontology::iri::BUILDS_GRAPH);
     b.node(&build_iri, coal_ontology::vocab::BUILD);
-    b.string(&build_iri, coal_ontology::vocab::BUILD_ID, writer.id());
+    b.string(&build_iri, coal_ontology::vocab::BUILD_ID, id);
     b.string(
         &build_iri,
         coal_ontology::vocab::CREATED_AT,
         &kg_store::now_rfc3339(),
     );
-    delta.put(b)?;
+    b
+}
+
+/// Runs the stages in order (extraction, graph, BM25, embeddings, domains, fusion,
+/// statute graph, metadata) into the new build; the caller commits or aborts it.
+async fn write(
+    writer: &BuildWriter,
+    corpus: &Corpus,
+    observer: &dyn BuildObserver,
+    embedder: Option<&dyn coal_models::Embedder>,
+    llm: Option<Extraction<'_>>,
+    base: Option<(String, delta::GraphState)>,
+    opts: &BuildOptions,
+) -> Result<Written, BuildError> {
+    let mut seconds = BTreeMap::new();
+    let mut timed = |name: &str, t: Instant| {
+        *seconds.entry(name.to_owned()).or_insert(0.0) += t.elapsed().as_secs_f64();
+    };
+    // Each store-wide cache is read once per build and shared by the stages.
+    let llm = llm.map(|l| stages::Llm::open(writer, &l)).transpose()?;
+    let mut encoder = match embedder {
+        Some(e) if !opts.structure_only => Some(embed::Encoder::open(writer, e)?),
+        _ => None,
+    };
+    // Extraction comes first: its triples belong to the version graphs written next.
+    let mut extraction = None;
+    let mut extracted = HashMap::new();
+    if let Some(llm) = &llm {
+        let t = Instant::now();
+        let (report, sinks) = stages::extract_stage(corpus, llm, observer)?;
+        extracted = sinks;
+        extraction = Some(report);
+        timed("extract", t);
+    }
+
+    let t = Instant::now();
+    let mut g = graph_stage(writer, corpus, base, extracted, observer)?;
     // Structure and knowledge quads are made together, in parallel: `quads` is that
     // time, `graph` the rest (mostly loading them into the store).
-    seconds.insert("graph".to_owned(), (t.elapsed() - quads_time).as_secs_f64());
-    seconds.insert("quads".to_owned(), quads_time.as_secs_f64());
+    let graph_secs = t.elapsed().as_secs_f64() - g.quads_secs;
+    seconds.insert("graph".to_owned(), graph_secs);
+    seconds.insert("quads".to_owned(), g.quads_secs);
+    let mut timed = |name: &str, t: Instant| {
+        *seconds.entry(name.to_owned()).or_insert(0.0) += t.elapsed().as_secs_f64();
+    };
 
     let mut embed_report = None;
     let mut domain_report = None;
     let mut centroids = kg_store::statute_graph::Centroids::new();
-    if !structure_only {
+    if !opts.structure_only {
         let t = Instant::now();
         stages::write_text_index(writer, corpus, observer)?;
-        seconds.insert("bm25".to_owned(), t.elapsed().as_secs_f64());
+        timed("bm25", t);
         if let Some(encoder) = encoder.as_mut() {
             let t = Instant::now();
             let (report, passage_keys) =
                 embed::embed_stage(writer, corpus, encoder, opts.incremental, observer)?;
             embed_report = Some(report);
-            seconds.insert("embed".to_owned(), t.elapsed().as_secs_f64());
+            timed("embed", t);
             let t = Instant::now();
             let (report, quads, by_topic) = stages::domain_stage(
                 writer,
@@ -476,50 +524,54 @@ async fn write(
                 llm.as_ref(),
                 observer,
             )?;
-            counts.add(&quads.counts);
-            delta.put(quads)?;
+            g.counts.add(&quads.counts);
+            g.delta.put(quads)?;
             domain_report = Some(report);
             centroids = by_topic;
-            seconds.insert("domains".to_owned(), t.elapsed().as_secs_f64());
+            timed("domains", t);
         }
     }
     let t = Instant::now();
-    let concepts: Vec<fusion::ConceptRecord> = concepts.into_values().collect();
+    let concepts: Vec<fusion::ConceptRecord> =
+        std::mem::take(&mut g.concepts).into_values().collect();
     let (fusion_report, quads) =
         stages::fusion_stage(writer, &concepts, encoder.as_mut(), llm.as_ref(), observer)?;
-    counts.add(&quads.counts);
-    delta.put(quads)?;
-    seconds.insert("fusion".to_owned(), t.elapsed().as_secs_f64());
+    g.counts.add(&quads.counts);
+    g.delta.put(quads)?;
+    timed("fusion", t);
 
     let t = Instant::now();
-    reuse.graphs_removed = delta.finish()?;
-    reuse.graphs_kept = delta.kept;
-    reuse.graphs_written = delta.written;
-    delta.state.write(&writer.build_dir())?;
-    *seconds.entry("graph".to_owned()).or_default() += t.elapsed().as_secs_f64();
+    let mut reuse = g.reuse;
+    reuse.graphs_removed = g.delta.finish()?;
+    reuse.graphs_kept = g.delta.kept;
+    reuse.graphs_written = g.delta.written;
+    g.delta.state.write(&writer.build_dir())?;
+    timed("graph", t);
 
-    if !structure_only {
+    if !opts.structure_only {
         let t = Instant::now();
         observer.stage("statute graph", None);
         writer.write_statute_graph(&centroids)?;
-        seconds.insert("statute_graph".to_owned(), t.elapsed().as_secs_f64());
+        timed("statute_graph", t);
     }
 
     let t = Instant::now();
     observer.stage("metadata", None);
+    let rows = g.rows;
     writer
-        .write_metadata(law_rows, version_rows, article_rows)
+        .write_metadata(rows.laws, rows.versions, rows.articles)
         .await?;
-    seconds.insert("metadata".to_owned(), t.elapsed().as_secs_f64());
-    Ok((
-        counts,
-        embed_report,
-        knowledge_report,
+    timed("metadata", t);
+    Ok(Written {
+        counts: g.counts,
+        embeddings: embed_report,
+        knowledge: g.knowledge,
         extraction,
-        domain_report,
+        domains: domain_report,
         reuse,
-        fusion_report,
-    ))
+        fusion: fusion_report,
+        seconds,
+    })
 }
 
 /// Laws whose quads are made together in parallel; bounds the memory they hold.

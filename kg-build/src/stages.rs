@@ -65,6 +65,287 @@ pub(crate) fn fusion_stage(
     Ok((report, fusion::quads(concepts, &decisions, &entities)))
 }
 
+/// The latest articles that have embeddings: the points the domains cluster, with what
+/// the clusters are measured against (corpus folder, law and chapter).
+struct ArticlePoints {
+    iris: Vec<String>,
+    /// Each article's passages averaged and normalised.
+    vectors: Vec<Vec<f32>>,
+    hashes: Vec<String>,
+    texts: Vec<String>,
+    folders: Vec<String>,
+    /// (law short name, chapter label when the article is in a chapter)
+    chapters: Vec<(String, Option<String>)>,
+}
+
+impl ArticlePoints {
+    fn collect(
+        corpus: &Corpus,
+        encoder: &Encoder<'_>,
+        passage_keys: &[Vec<kg_store::TextKey>],
+    ) -> ArticlePoints {
+        let cache = &encoder.cache;
+        let mut p = ArticlePoints {
+            iris: Vec::new(),
+            vectors: Vec::new(),
+            hashes: Vec::new(),
+            texts: Vec::new(),
+            folders: Vec::new(),
+            chapters: Vec::new(),
+        };
+        for (a, keys) in placed_articles(corpus).zip(passage_keys) {
+            if !a.latest {
+                continue;
+            }
+            let found: Vec<&[f32]> = keys.iter().filter_map(|k| cache.get(k)).collect();
+            if found.is_empty() {
+                continue;
+            }
+            let mut v = vec![0f32; encoder.model.dim()];
+            for f in &found {
+                v.iter_mut().zip(*f).for_each(|(a, b)| *a += b);
+            }
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+            v.iter_mut().for_each(|x| *x /= norm);
+            p.vectors.push(v);
+            p.iris.push(a.iri.clone());
+            p.hashes.push(text_hash(&a.article.text()));
+            p.texts.push(a.article.body());
+            p.folders.push(
+                a.version.files[0]
+                    .path
+                    .split('/')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned(),
+            );
+            let chapter = a
+                .version
+                .division_path(a.article.division)
+                .iter()
+                .find(|d| d.kind == coal_corpus::DivisionKind::Chapter)
+                .map(|d| d.label.clone());
+            p.chapters.push((a.version.short_name.clone(), chapter));
+        }
+        p
+    }
+}
+
+/// Topic and domain labels kept from the previous build when its clusters are reused.
+type KeptLabels = Option<(Vec<String>, Vec<String>)>;
+
+/// The previous build's clusters when few articles changed since, else a new clustering;
+/// with the share of articles that changed.
+fn clustering(
+    writer: &BuildWriter,
+    points: &ArticlePoints,
+    recluster_share: Option<f64>,
+) -> (domains::Clustering, f64, KeptLabels) {
+    let items: Vec<(String, String, &[f32])> = points
+        .iris
+        .iter()
+        .zip(&points.hashes)
+        .zip(&points.vectors)
+        .map(|((i, h), v)| (i.clone(), h.clone(), v.as_slice()))
+        .collect();
+    let previous = writer
+        .previous_build_dir()
+        .filter(|_| recluster_share.is_some())
+        .and_then(|d| domains::Stored::read(&d));
+    let reused = previous.as_ref().and_then(|p| {
+        p.reuse(&items, recluster_share.unwrap_or(0.0))
+            .map(|(topic, share)| (p, topic, share))
+    });
+    match reused {
+        Some((p, topic, share)) => (
+            domains::Clustering {
+                topic,
+                domain: p.domain_of_topic.clone(),
+                topic_bic: p.report.topic_bic.clone(),
+                domain_bic: p.report.domain_bic.clone(),
+            },
+            share,
+            Some((p.topic_labels.clone(), p.domain_labels.clone())),
+        ),
+        None => (domains::cluster(&points.vectors), 1.0, None),
+    }
+}
+
+/// Dense ids for names, in order of first appearance.
+fn dense_ids(names: &[String]) -> Vec<usize> {
+    let mut map = HashMap::new();
+    names
+        .iter()
+        .map(|n| {
+            let k = map.len();
+            *map.entry(n.clone()).or_insert(k)
+        })
+        .collect()
+}
+
+/// How well the topics match the corpus folders and, within each law of 30+ articles in
+/// 2+ chapters (weighted by its size), the chapters; a shuffled clustering beside each.
+fn measure(
+    points: &ArticlePoints,
+    c: &domains::Clustering,
+    topics: usize,
+    n_domains: usize,
+) -> domains::DomainReport {
+    let folder_ids = dense_ids(&points.folders);
+    let random = domains::shuffled(&c.topic);
+    let chapters = &points.chapters;
+    let mut by_law: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, (law, ch)) in chapters.iter().enumerate() {
+        if ch.is_some() {
+            by_law.entry(law.as_str()).or_default().push(i);
+        }
+    }
+    let (mut chap, mut chap_rand, mut weight) = (0.0, 0.0, 0.0);
+    let (mut chap_ari, mut chap_ari_rand) = (0.0, 0.0);
+    for members in by_law.values().filter(|m| m.len() >= 30) {
+        let labels: Vec<String> = members
+            .iter()
+            .map(|&i| chapters[i].1.clone().unwrap_or_default())
+            .collect();
+        let truth = dense_ids(&labels);
+        if truth.iter().max().copied().unwrap_or(0) == 0 {
+            continue;
+        }
+        let pick = |l: &[usize]| members.iter().map(|&i| l[i]).collect::<Vec<_>>();
+        let w = members.len() as f64;
+        chap += w * domains::nmi(&pick(&c.topic), &truth);
+        chap_rand += w * domains::nmi(&pick(&random), &truth);
+        chap_ari += w * domains::ari(&pick(&c.topic), &truth);
+        chap_ari_rand += w * domains::ari(&pick(&random), &truth);
+        weight += w;
+    }
+    domains::DomainReport {
+        articles: points.iris.len(),
+        topics,
+        domains: n_domains,
+        topic_bic: c.topic_bic.clone(),
+        domain_bic: c.domain_bic.clone(),
+        nmi_folders: domains::nmi(&c.topic, &folder_ids),
+        ari_folders: domains::ari(&c.topic, &folder_ids),
+        nmi_folders_random: domains::nmi(&random, &folder_ids),
+        ari_folders_random: domains::ari(&random, &folder_ids),
+        nmi_chapters: chap / weight.max(1.0),
+        nmi_chapters_random: chap_rand / weight.max(1.0),
+        ari_chapters: chap_ari / weight.max(1.0),
+        ari_chapters_random: chap_ari_rand / weight.max(1.0),
+        ..Default::default()
+    }
+}
+
+/// One-line LLM summaries: of each topic (from its label and the articles nearest its
+/// centre) and of each domain (from its label and its topics' summaries). `None` where
+/// the model gave none.
+#[derive(Default)]
+struct Summaries {
+    topics: Vec<Option<String>>,
+    domains: Vec<Option<String>>,
+    failures: usize,
+}
+
+struct Labels<'a> {
+    topics: &'a [String],
+    domains: &'a [String],
+}
+
+fn summarise(
+    llm: &Llm<'_>,
+    points: &ArticlePoints,
+    c: &domains::Clustering,
+    centroids: &[Vec<f32>],
+    labels: &Labels<'_>,
+    observer: &dyn BuildObserver,
+) -> Summaries {
+    let (topics, n_domains) = (labels.topics.len(), labels.domains.len());
+    observer.stage("domain summaries", Some((topics + n_domains) as u64));
+    let cache = &llm.replies;
+    let prompts: Vec<String> = (0..topics)
+        .map(|t| {
+            let mut members: Vec<usize> = (0..points.iris.len())
+                .filter(|&i| c.topic[i] == t)
+                .collect();
+            let closeness = |i: usize| -> f32 {
+                points.vectors[i]
+                    .iter()
+                    .zip(&centroids[t])
+                    .map(|(a, b)| a * b)
+                    .sum()
+            };
+            members.sort_by(|&x, &y| closeness(y).total_cmp(&closeness(x)));
+            let samples: Vec<&str> = members
+                .iter()
+                .take(3)
+                .map(|&i| points.texts[i].as_str())
+                .collect();
+            summaries::topic_prompt(&labels.topics[t], &samples)
+        })
+        .collect();
+    let (topic_summaries, failed) =
+        summaries::ask_all(llm.chat, cache, &prompts, &|n| observer.progress(n as u64));
+    let prompts: Vec<String> = (0..n_domains)
+        .map(|d| {
+            let parts: Vec<&str> = (0..topics)
+                .filter(|&t| c.domain[t] == d)
+                .map(|t| {
+                    topic_summaries[t]
+                        .as_deref()
+                        .unwrap_or(labels.topics[t].as_str())
+                })
+                .collect();
+            summaries::domain_prompt(&labels.domains[d], &parts)
+        })
+        .collect();
+    let (domain_summaries, failed_domains) = summaries::ask_all(llm.chat, cache, &prompts, &|n| {
+        observer.progress((topics + n) as u64)
+    });
+    Summaries {
+        topics: topic_summaries,
+        domains: domain_summaries,
+        failures: failed + failed_domains,
+    }
+}
+
+/// The domains graph: domains and topics with labels and summaries, topic → domain, and
+/// article → topic.
+fn domain_quads(
+    iris: &[String],
+    c: &domains::Clustering,
+    labels: &Labels<'_>,
+    summaries: &Summaries,
+) -> rdf::QuadSink {
+    use coal_ontology::{iri, vocab};
+    let mut g = rdf::QuadSink::new(iri::DOMAINS_GRAPH);
+    for (d, label) in labels.domains.iter().enumerate() {
+        let diri = iri::domain("domain", d);
+        g.node(&diri, vocab::DOMAIN);
+        g.zh(&diri, vocab::LABEL, label);
+        if let Some(Some(summary)) = summaries.domains.get(d) {
+            g.zh(&diri, vocab::SUMMARY, summary);
+        }
+    }
+    for (t, label) in labels.topics.iter().enumerate() {
+        let tiri = iri::domain("topic", t);
+        g.node(&tiri, vocab::DOMAIN);
+        g.zh(&tiri, vocab::LABEL, label);
+        if let Some(Some(summary)) = summaries.topics.get(t) {
+            g.zh(&tiri, vocab::SUMMARY, summary);
+        }
+        g.edge(
+            &tiri,
+            vocab::SKOS_BROADER,
+            &iri::domain("domain", c.domain[t]),
+        );
+    }
+    for (a, &t) in iris.iter().zip(&c.topic) {
+        g.edge(a, vocab::IN_DOMAIN, &iri::domain("topic", t));
+    }
+    g
+}
+
 /// Clusters the latest articles by their embeddings into topics and domains, labels them,
 /// measures them against the corpus folders and chapters, and writes them as RDF.
 pub(crate) fn domain_stage(
@@ -83,198 +364,44 @@ pub(crate) fn domain_stage(
     ),
     BuildError,
 > {
-    use coal_ontology::{iri, vocab};
     observer.stage("domains", None);
-    let cache = &encoder.cache;
-    let (mut iris, mut vectors, mut texts, mut folders, mut chapters) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut hashes = Vec::new();
-    for (a, keys) in placed_articles(corpus).zip(passage_keys) {
-        if !a.latest {
-            continue;
-        }
-        let found: Vec<&[f32]> = keys.iter().filter_map(|k| cache.get(k)).collect();
-        if found.is_empty() {
-            continue;
-        }
-        let mut v = vec![0f32; encoder.model.dim()];
-        for f in &found {
-            v.iter_mut().zip(*f).for_each(|(a, b)| *a += b);
-        }
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-        v.iter_mut().for_each(|x| *x /= norm);
-        vectors.push(v);
-        iris.push(a.iri.clone());
-        hashes.push(text_hash(&a.article.text()));
-        texts.push(a.article.body());
-        folders.push(
-            a.version.files[0]
-                .path
-                .split('/')
-                .next()
-                .unwrap_or_default()
-                .to_owned(),
-        );
-        let chapter = a
-            .version
-            .division_path(a.article.division)
-            .iter()
-            .find(|d| d.kind == coal_corpus::DivisionKind::Chapter)
-            .map(|d| d.label.clone());
-        chapters.push((a.version.short_name.clone(), chapter));
-    }
-    // Few articles changed since the previous build: keep its clusters.
-    let items: Vec<(String, String, &[f32])> = iris
-        .iter()
-        .zip(&hashes)
-        .zip(&vectors)
-        .map(|((i, h), v)| (i.clone(), h.clone(), v.as_slice()))
-        .collect();
-    let previous = writer
-        .previous_build_dir()
-        .filter(|_| recluster_share.is_some())
-        .and_then(|d| domains::Stored::read(&d));
-    let reused = previous.as_ref().and_then(|p| {
-        p.reuse(&items, recluster_share.unwrap_or(0.0))
-            .map(|(topic, share)| (p, topic, share))
-    });
-    let (c, changed_share, kept_labels) = match reused {
-        Some((p, topic, share)) => (
-            domains::Clustering {
-                topic,
-                domain: p.domain_of_topic.clone(),
-                topic_bic: p.report.topic_bic.clone(),
-                domain_bic: p.report.domain_bic.clone(),
-            },
-            share,
-            Some((p.topic_labels.clone(), p.domain_labels.clone())),
-        ),
-        None => (domains::cluster(&vectors), 1.0, None),
-    };
+    let points = ArticlePoints::collect(corpus, encoder, passage_keys);
+    let (c, changed_share, kept_labels) = clustering(writer, &points, recluster_share);
     let was_reused = kept_labels.is_some();
     let topics = c
         .domain
         .len()
         .max(c.topic.iter().max().map_or(0, |m| m + 1));
     let n_domains = c.domain.iter().max().map_or(0, |m| m + 1);
-    let ids = |names: &[String]| -> Vec<usize> {
-        let mut map = HashMap::new();
-        names
-            .iter()
-            .map(|n| {
-                let k = map.len();
-                *map.entry(n.clone()).or_insert(k)
-            })
-            .collect()
-    };
-    let folder_ids = ids(&folders);
-    let random = domains::shuffled(&c.topic);
-    // Within each law of 30+ articles in 2+ chapters, weighted by its size.
-    let mut by_law: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (i, (law, ch)) in chapters.iter().enumerate() {
-        if ch.is_some() {
-            by_law.entry(law.as_str()).or_default().push(i);
-        }
-    }
-    let (mut chap, mut chap_rand, mut weight) = (0.0, 0.0, 0.0);
-    let (mut chap_ari, mut chap_ari_rand) = (0.0, 0.0);
-    for members in by_law.values().filter(|m| m.len() >= 30) {
-        let labels: Vec<String> = members
-            .iter()
-            .map(|&i| chapters[i].1.clone().unwrap_or_default())
-            .collect();
-        let truth = ids(&labels);
-        if truth.iter().max().copied().unwrap_or(0) == 0 {
-            continue;
-        }
-        let pick = |l: &[usize]| members.iter().map(|&i| l[i]).collect::<Vec<_>>();
-        let w = members.len() as f64;
-        chap += w * domains::nmi(&pick(&c.topic), &truth);
-        chap_rand += w * domains::nmi(&pick(&random), &truth);
-        chap_ari += w * domains::ari(&pick(&c.topic), &truth);
-        chap_ari_rand += w * domains::ari(&pick(&random), &truth);
-        weight += w;
-    }
-    let mut report = domains::DomainReport {
-        reused: was_reused,
-        changed_share,
-        articles: iris.len(),
-        topics,
-        domains: n_domains,
-        topic_bic: c.topic_bic.clone(),
-        domain_bic: c.domain_bic.clone(),
-        nmi_folders: domains::nmi(&c.topic, &folder_ids),
-        ari_folders: domains::ari(&c.topic, &folder_ids),
-        nmi_folders_random: domains::nmi(&random, &folder_ids),
-        ari_folders_random: domains::ari(&random, &folder_ids),
-        nmi_chapters: chap / weight.max(1.0),
-        nmi_chapters_random: chap_rand / weight.max(1.0),
-        ari_chapters: chap_ari / weight.max(1.0),
-        ari_chapters_random: chap_ari_rand / weight.max(1.0),
-        ..Default::default()
-    };
+    let mut report = measure(&points, &c, topics, n_domains);
+    report.reused = was_reused;
+    report.changed_share = changed_share;
     let (topic_labels, domain_labels) = kept_labels.unwrap_or_else(|| {
         let domain_of_article: Vec<usize> = c.topic.iter().map(|&t| c.domain[t]).collect();
         (
-            domains::labels(&texts, &c.topic, topics, 3),
-            domains::labels(&texts, &domain_of_article, n_domains, 3),
+            domains::labels(&points.texts, &c.topic, topics, 3),
+            domains::labels(&points.texts, &domain_of_article, n_domains, 3),
         )
     });
-    let centroids = domains::centroids(&vectors, &c.topic, topics);
-    // With an LLM: a one-line summary of each topic (from its label and the articles
-    // nearest its centre) and of each domain (from its label and its topics' summaries).
-    let (mut topic_summaries, mut domain_summaries) = (Vec::new(), Vec::new());
-    if let Some(llm) = llm {
-        observer.stage("domain summaries", Some((topics + n_domains) as u64));
-        let cache = &llm.replies;
-        let prompts: Vec<String> = (0..topics)
-            .map(|t| {
-                let mut members: Vec<usize> =
-                    (0..iris.len()).filter(|&i| c.topic[i] == t).collect();
-                let closeness = |i: usize| -> f32 {
-                    vectors[i]
-                        .iter()
-                        .zip(&centroids[t])
-                        .map(|(a, b)| a * b)
-                        .sum()
-                };
-                members.sort_by(|&x, &y| closeness(y).total_cmp(&closeness(x)));
-                let samples: Vec<&str> =
-                    members.iter().take(3).map(|&i| texts[i].as_str()).collect();
-                summaries::topic_prompt(&topic_labels[t], &samples)
-            })
-            .collect();
-        let (found, failed) =
-            summaries::ask_all(llm.chat, cache, &prompts, &|n| observer.progress(n as u64));
-        topic_summaries = found;
-        let prompts: Vec<String> = (0..n_domains)
-            .map(|d| {
-                let parts: Vec<&str> = (0..topics)
-                    .filter(|&t| c.domain[t] == d)
-                    .map(|t| {
-                        topic_summaries[t]
-                            .as_deref()
-                            .unwrap_or(topic_labels[t].as_str())
-                    })
-                    .collect();
-                summaries::domain_prompt(&domain_labels[d], &parts)
-            })
-            .collect();
-        let (found, failed_domains) = summaries::ask_all(llm.chat, cache, &prompts, &|n| {
-            observer.progress((topics + n) as u64)
-        });
-        domain_summaries = found;
-        report.summary_failures = failed + failed_domains;
-        report.summaries = topic_summaries
-            .iter()
-            .chain(&domain_summaries)
-            .flatten()
-            .count();
-    }
+    let labels = Labels {
+        topics: &topic_labels,
+        domains: &domain_labels,
+    };
+    let centroids = domains::centroids(&points.vectors, &c.topic, topics);
+    let summaries = match llm {
+        Some(llm) => {
+            let s = summarise(llm, &points, &c, &centroids, &labels, observer);
+            report.summary_failures = s.failures;
+            report.summaries = s.topics.iter().chain(&s.domains).flatten().count();
+            s
+        }
+        None => Summaries::default(),
+    };
     let stored = domains::Stored {
-        articles: iris
+        articles: points
+            .iris
             .iter()
-            .zip(&hashes)
+            .zip(&points.hashes)
             .zip(&c.topic)
             .map(|((i, h), &t)| (i.clone(), h.clone(), t))
             .collect(),
@@ -291,36 +418,12 @@ pub(crate) fn domain_stage(
             source: e,
         })
     })?;
-    let mut g = rdf::QuadSink::new(iri::DOMAINS_GRAPH);
-    for (d, label) in domain_labels.iter().enumerate() {
-        let diri = iri::domain("domain", d);
-        g.node(&diri, vocab::DOMAIN);
-        g.zh(&diri, vocab::LABEL, label);
-        if let Some(Some(summary)) = domain_summaries.get(d) {
-            g.zh(&diri, vocab::SUMMARY, summary);
-        }
-    }
-    for (t, label) in topic_labels.iter().enumerate() {
-        let tiri = iri::domain("topic", t);
-        g.node(&tiri, vocab::DOMAIN);
-        g.zh(&tiri, vocab::LABEL, label);
-        if let Some(Some(summary)) = topic_summaries.get(t) {
-            g.zh(&tiri, vocab::SUMMARY, summary);
-        }
-        g.edge(
-            &tiri,
-            vocab::SKOS_BROADER,
-            &iri::domain("domain", c.domain[t]),
-        );
-    }
-    for (a, &t) in iris.iter().zip(&c.topic) {
-        g.edge(a, vocab::IN_DOMAIN, &iri::domain("topic", t));
-    }
+    let g = domain_quads(&points.iris, &c, &labels, &summaries);
     // The query side links questions to topics by these vectors.
     let by_topic = centroids
         .into_iter()
         .enumerate()
-        .map(|(t, v)| (iri::domain("topic", t), v))
+        .map(|(t, v)| (coal_ontology::iri::domain("topic", t), v))
         .collect();
     Ok((report, g, by_topic))
 }

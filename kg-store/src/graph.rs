@@ -73,14 +73,7 @@ impl SparqlOutput {
                 } else {
                     RdfFormat::Turtle
                 };
-                let mut ser = RdfSerializer::from_format(fmt)
-                    .with_prefix("coal", coal_ontology::ns::COAL)
-                    .expect("valid prefix")
-                    .for_writer(&mut out);
-                for t in triples {
-                    ser.serialize_triple(t).map_err(ser_err)?;
-                }
-                ser.finish().map_err(ser_err)?;
+                crate::protocol::write_triples(triples, fmt, &mut out)?;
             }
         }
         Ok(())
@@ -103,15 +96,7 @@ pub trait GraphBackend: Send + Sync {
 }
 
 /// The prefixes every query may use undeclared (locally and against a remote endpoint).
-pub(crate) const PREDECLARED: [(&str, &str); 7] = [
-    ("coal", coal_ontology::ns::COAL),
-    ("eli", coal_ontology::ns::ELI),
-    ("rdf", coal_ontology::ns::RDF),
-    ("rdfs", coal_ontology::ns::RDFS),
-    ("skos", coal_ontology::ns::SKOS),
-    ("xsd", coal_ontology::ns::XSD),
-    ("owl", coal_ontology::ns::OWL),
-];
+pub(crate) const PREDECLARED: [(&str, &str); 7] = coal_ontology::ns::PREFIXES;
 
 /// The names of a result's variables, in order.
 pub(crate) fn variable_names(variables: &[oxigraph::sparql::Variable]) -> Vec<String> {
@@ -210,12 +195,11 @@ impl LocalGraph {
                 .map_err(|e| StoreError::Serialize(e.to_string()))
         } else {
             // Turtle has no graph names: write every triple once, named graphs merged.
-            let mut ser = RdfSerializer::from_format(format)
-                .with_prefix("coal", coal_ontology::ns::COAL)
-                .expect("valid prefix")
-                .with_prefix("eli", coal_ontology::ns::ELI)
-                .expect("valid prefix")
-                .for_writer(out);
+            let mut ser = RdfSerializer::from_format(format);
+            for (p, ns) in coal_ontology::ns::PREFIXES {
+                ser = ser.with_prefix(p, ns).expect("valid prefix");
+            }
+            let mut ser = ser.for_writer(out);
             for q in self.store.iter() {
                 let q = q?;
                 ser.serialize_triple(&Triple::from(q))

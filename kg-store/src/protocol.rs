@@ -149,12 +149,7 @@ impl LocalGraph {
 pub fn write_triples(triples: &[Triple], format: RdfFormat, out: impl Write) -> Result<()> {
     let ser_err = |e: std::io::Error| StoreError::Serialize(e.to_string());
     let mut ser = RdfSerializer::from_format(format);
-    for (p, ns) in [
-        ("coal", coal_ontology::ns::COAL),
-        ("eli", coal_ontology::ns::ELI),
-        ("rdfs", coal_ontology::ns::RDFS),
-        ("skos", coal_ontology::ns::SKOS),
-    ] {
+    for (p, ns) in coal_ontology::ns::PREFIXES {
         ser = ser.with_prefix(p, ns).expect("valid prefix");
     }
     let mut w = ser.for_writer(out);

@@ -60,35 +60,65 @@ pub trait PublishObserver {
 impl PublishObserver for () {}
 
 /// A graph's digest: the wrapping sum of the sha256 (first 128 bits) of its triples in
-/// N-Triples, so the order the store yields them in does not matter.
-fn graph_digest(triples: &[Triple]) -> String {
-    let mut sum: u128 = 0;
-    for t in triples {
-        let h: [u8; 32] = Sha256::digest(t.to_string().as_bytes()).into();
-        sum = sum.wrapping_add(u128::from_le_bytes(h[..16].try_into().expect("16 bytes")));
-    }
-    format!("{sum:032x}-{}", triples.len())
+/// N-Triples, so the order the store yields them in does not matter; then the count.
+#[derive(Default)]
+struct GraphDigest {
+    sum: u128,
+    triples: usize,
 }
 
-/// The build's named graphs (the non-empty ones) and their triples, by IRI.
-fn local_graphs(graph: &LocalGraph) -> Result<BTreeMap<String, Vec<Triple>>> {
+impl GraphDigest {
+    fn add(&mut self, t: &Triple) {
+        let h: [u8; 32] = Sha256::digest(t.to_string().as_bytes()).into();
+        self.sum = self
+            .sum
+            .wrapping_add(u128::from_le_bytes(h[..16].try_into().expect("16 bytes")));
+        self.triples += 1;
+    }
+
+    fn finish(&self) -> String {
+        format!("{:032x}-{}", self.sum, self.triples)
+    }
+}
+
+#[cfg(test)]
+fn graph_digest(triples: &[Triple]) -> String {
+    let mut d = GraphDigest::default();
+    triples.iter().for_each(|t| d.add(t));
+    d.finish()
+}
+
+/// One named graph's triples, read from the store as they are needed.
+fn graph_triples<'a>(
+    graph: &'a LocalGraph,
+    name: &'a NamedNode,
+) -> impl Iterator<Item = Result<Triple>> + 'a {
+    graph
+        .oxigraph()
+        .quads_for_pattern(
+            None,
+            None,
+            None,
+            Some(GraphNameRef::NamedNode(name.as_ref())),
+        )
+        .map(|q| Ok(Triple::from(q?)))
+}
+
+/// The digest and triple count of each of the build's named graphs (the non-empty
+/// ones), one graph at a time: nothing but the digests is held.
+fn local_digests(graph: &LocalGraph) -> Result<BTreeMap<String, (NamedNode, GraphDigest)>> {
     let mut out = BTreeMap::new();
     for name in graph.oxigraph().named_graphs() {
         let NamedOrBlankNode::NamedNode(name) = name? else {
             continue;
         };
-        let mut triples = Vec::new();
-        for q in graph.oxigraph().quads_for_pattern(
-            None,
-            None,
-            None,
-            Some(GraphNameRef::NamedNode(name.as_ref())),
-        ) {
-            triples.push(Triple::from(q?));
+        let mut d = GraphDigest::default();
+        for t in graph_triples(graph, &name) {
+            d.add(&t?);
         }
         // An incremental build clears a removed law's graphs; oxigraph keeps their names.
-        if !triples.is_empty() {
-            out.insert(name.into_string(), triples);
+        if d.triples > 0 {
+            out.insert(name.as_str().to_owned(), (name, d));
         }
     }
     Ok(out)
@@ -189,10 +219,10 @@ pub fn publish(
         return Err(remote_error(endpoint, "not an http(s) URL"));
     }
     let http = client(target.timeout)?;
-    let local = local_graphs(graph)?;
+    let local = local_digests(graph)?;
     let digests: BTreeMap<String, String> = local
         .iter()
-        .map(|(g, t)| (g.clone(), graph_digest(t)))
+        .map(|(g, (_, d))| (g.clone(), d.finish()))
         .collect();
     let remote = read_manifest(&http, endpoint)?;
     let to_write: Vec<&String> = digests
@@ -225,9 +255,12 @@ pub fn publish(
             ntriples(&manifest_triples(&pending)),
         )?;
         for g in &to_write {
-            let body = ntriples(&local[*g]);
+            // One graph in memory at a time.
+            let (name, d) = &local[*g];
+            let triples = graph_triples(graph, name).collect::<Result<Vec<_>>>()?;
+            let body = ntriples(&triples);
             report.bytes_written += body.len();
-            report.triples_written += local[*g].len();
+            report.triples_written += d.triples;
             put(&http, endpoint, g, body)?;
             report.written.push((*g).clone());
             observer.graph_done(g);

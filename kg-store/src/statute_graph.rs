@@ -31,7 +31,7 @@ pub const FORMAT: u32 = 1;
 /// A node of the hierarchy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum NodeKind {
+pub enum HierarchyKind {
     /// The current version of a law (its IRI is the version IRI).
     Law,
     /// 编
@@ -54,7 +54,7 @@ pub enum NodeKind {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HierarchyNode {
-    pub kind: NodeKind,
+    pub kind: HierarchyKind,
     /// Index of the containing node (`None` for a law).
     pub parent: Option<u32>,
     /// Index into `laws`.
@@ -230,13 +230,13 @@ fn some(s: &str) -> Option<String> {
     (!s.is_empty()).then(|| s.to_owned())
 }
 
-fn node_kind(class: &str) -> Option<NodeKind> {
+fn node_kind(class: &str) -> Option<HierarchyKind> {
     Some(match class.rsplit('#').next()? {
-        "Part" => NodeKind::Part,
-        "SubPart" => NodeKind::SubPart,
-        "Chapter" => NodeKind::Chapter,
-        "Section" => NodeKind::Section,
-        "Appendix" | "Division" | "Preamble" => NodeKind::Division,
+        "Part" => HierarchyKind::Part,
+        "SubPart" => HierarchyKind::SubPart,
+        "Chapter" => HierarchyKind::Chapter,
+        "Section" => HierarchyKind::Section,
+        "Appendix" | "Division" | "Preamble" => HierarchyKind::Division,
         _ => return None,
     })
 }
@@ -279,7 +279,7 @@ impl Extraction {
             let node = self.add_node(
                 &r[0],
                 HierarchyNode {
-                    kind: NodeKind::Law,
+                    kind: HierarchyKind::Law,
                     parent: None,
                     law,
                     segment: r[0].clone(),
@@ -358,7 +358,7 @@ impl Extraction {
             self.add_node(
                 &r[0],
                 HierarchyNode {
-                    kind: NodeKind::Article,
+                    kind: HierarchyKind::Article,
                     parent: Some(parent),
                     law,
                     segment,
@@ -387,7 +387,10 @@ impl Extraction {
                  ORDER BY ?i"
             ),
         )?;
-        for (list, kind) in [(paragraphs, NodeKind::Paragraph), (items, NodeKind::Item)] {
+        for (list, kind) in [
+            (paragraphs, HierarchyKind::Paragraph),
+            (items, HierarchyKind::Item),
+        ] {
             for r in list {
                 let Some(&parent) = self.index.get(&r[1]) else {
                     continue;
@@ -693,8 +696,8 @@ impl StatuteGraphData {
     pub fn iri(&self, n: u32) -> String {
         let node = &self.nodes[n as usize];
         match (node.kind, node.parent) {
-            (NodeKind::Law, _) | (_, None) => node.segment.clone(),
-            (NodeKind::Article, _) => format!(
+            (HierarchyKind::Law, _) | (_, None) => node.segment.clone(),
+            (HierarchyKind::Article, _) => format!(
                 "{}/{}",
                 self.laws[node.law as usize].version_iri, node.segment
             ),

@@ -23,4 +23,10 @@ pub enum ModelError {
     Chat(String),
     #[error("local LLM: {0}")]
     Local(String),
+    /// A `[embedder]` or `[llm]` table of the configuration that names no usable model.
+    #[error("[{table}] {message}")]
+    Settings {
+        table: &'static str,
+        message: String,
+    },
 }

@@ -14,6 +14,7 @@ mod http;
 pub mod local_llm;
 pub mod model_file;
 pub mod openai;
+mod settings;
 
 pub use chat::{ChatConfig, ChatModel, ChatTotals, OpenAiChat};
 pub use e5::{E5Encoder, EncoderOptions, TextKind};
@@ -22,3 +23,4 @@ pub use error::ModelError;
 #[cfg(feature = "local-llm")]
 pub use local_llm::{GenerationStats, LocalChat, LocalChatConfig};
 pub use openai::{OpenAiConfig, OpenAiEmbedder};
+pub use settings::{EmbedderSettings, LlmSettings};

@@ -24,12 +24,15 @@ pub mod ns {
     pub const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
     pub const OWL: &str = "http://www.w3.org/2002/07/owl#";
 
-    /// The SPARQL prologue users get for free in `coal sparql`.
-    pub const PREFIXES: &str = "PREFIX coal: <https://w3id.org/coal/ontology#>\n\
-PREFIX eli: <http://data.europa.eu/eli/ontology#>\n\
-PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>\n\
-PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n\
-PREFIX skos: <http://www.w3.org/2004/02/skos/core#>\n\
-PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n\
-PREFIX owl: <http://www.w3.org/2002/07/owl#>\n";
+    /// The prefixes every query may use undeclared (`coal sparql`, `/query`, a remote
+    /// endpoint) and that results are shortened with.
+    pub const PREFIXES: [(&str, &str); 7] = [
+        ("coal", COAL),
+        ("eli", ELI),
+        ("rdf", RDF),
+        ("rdfs", RDFS),
+        ("skos", SKOS),
+        ("xsd", XSD),
+        ("owl", OWL),
+    ];
 }

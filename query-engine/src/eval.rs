@@ -132,6 +132,41 @@ impl GoldMap {
     }
 }
 
+/// Per item, per gold article: the IRIs that count as that article.
+pub type GoldSets = Vec<Vec<HashSet<String>>>;
+
+impl GoldMap {
+    /// One set of acceptable IRIs per gold article of each item; an unmappable gold
+    /// article is an error naming it.
+    pub fn gold_sets(&self, items: &[EvalItem]) -> Result<GoldSets, QueryError> {
+        items.iter().map(|it| self.item_gold(it)).collect()
+    }
+
+    fn item_gold(&self, item: &EvalItem) -> Result<Vec<HashSet<String>>, QueryError> {
+        item.gold
+            .iter()
+            .map(|g| self.resolve(item, g).map(|v| v.into_iter().collect()))
+            .collect()
+    }
+
+    /// The items whose every gold article is in this build, with their gold sets (the
+    /// paper's setting: a set's items on a smaller corpus). Items without gold articles
+    /// are left out too.
+    pub fn within_store(&self, items: Vec<EvalItem>) -> (Vec<EvalItem>, GoldSets) {
+        let mut kept = Vec::new();
+        let mut gold = Vec::new();
+        for it in items {
+            if let Ok(g) = self.item_gold(&it)
+                && !g.is_empty()
+            {
+                kept.push(it);
+                gold.push(g);
+            }
+        }
+        (kept, gold)
+    }
+}
+
 /// Retrieval metrics over a set.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct RetrievalMetrics {

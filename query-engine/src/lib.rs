@@ -14,6 +14,7 @@ pub mod context;
 pub mod engine;
 pub mod eval;
 pub mod eval_answer;
+pub mod eval_retrieval;
 pub mod excerpt;
 pub mod generate;
 pub mod graph;

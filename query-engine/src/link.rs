@@ -251,62 +251,20 @@ impl Linker {
             push(&mut out, LinkKind::Article, *n, evidence.clone(), 1.0);
         }
         let q = coal_corpus::question_name(question);
-        // Byte offsets of every character and the end: windows are slices, not copies.
-        let at: Vec<usize> = q
-            .char_indices()
-            .map(|(i, _)| i)
-            .chain(std::iter::once(q.len()))
-            .collect();
-        let n = at.len() - 1;
-        let window = |i: usize, len: usize| &q[at[i]..at[i + len]];
-        // Laws, then names, longest first at each position, without overlaps.
-        let mut covered = vec![false; n];
-        let mut i = 0;
-        while i < n {
-            let max = self.longest_law_name.min(n - i);
-            let law = (2..=max).rev().find_map(|len| {
-                let s = window(i, len);
-                self.law_names.get(s).map(|&l| (l, len, s))
-            });
-            match law {
-                Some((l, len, s)) => {
-                    push(
-                        &mut out,
-                        LinkKind::Law,
-                        g.laws[l].node,
-                        format!("law named 「{s}」"),
-                        1.0,
-                    );
-                    covered[i..i + len].iter_mut().for_each(|c| *c = true);
-                    i += len;
-                }
-                None => i += 1,
-            }
+        let (laws, names) = self.exact_spans(&q);
+        for (l, s) in laws {
+            push(
+                &mut out,
+                LinkKind::Law,
+                g.laws[l].node,
+                format!("law named 「{s}」"),
+                1.0,
+            );
         }
-        let mut i = 0;
-        while i < n {
-            if covered[i] {
-                i += 1;
-                continue;
-            }
-            let max = self.longest_name.min(n - i);
-            let hit = (2..=max).rev().find_map(|len| {
-                if covered[i..i + len].iter().any(|&c| c) {
-                    return None;
-                }
-                let s = window(i, len);
-                self.names.get(s).map(|nodes| (nodes, len, s))
-            });
-            match hit {
-                Some((nodes, len, s)) => {
-                    for &n in nodes {
-                        let kind = name_kind(g, n);
-                        push(&mut out, kind, n, format!("exact name 「{s}」"), 1.0);
-                    }
-                    covered[i..i + len].iter_mut().for_each(|c| *c = true);
-                    i += len;
-                }
-                None => i += 1,
+        for (nodes, s) in names {
+            for &n in nodes {
+                let kind = name_kind(g, n);
+                push(&mut out, kind, n, format!("exact name 「{s}」"), 1.0);
             }
         }
         for (name, share) in self.fuzzy_names(&q) {
@@ -353,6 +311,66 @@ impl Linker {
             }
         }
         out
+    }
+
+    /// Law names, then other names, found exactly in the question: longest first at each
+    /// position, without overlaps (a law name's characters are not read again).
+    #[allow(clippy::type_complexity)]
+    fn exact_spans<'q, 's>(
+        &'s self,
+        q: &'q str,
+    ) -> (Vec<(usize, &'q str)>, Vec<(&'s [NodeId], &'q str)>) {
+        // Byte offsets of every character and the end: windows are slices, not copies.
+        let at: Vec<usize> = q
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain(std::iter::once(q.len()))
+            .collect();
+        let n = at.len() - 1;
+        let window = |i: usize, len: usize| &q[at[i]..at[i + len]];
+        let mut covered = vec![false; n];
+        let mut laws = Vec::new();
+        let mut i = 0;
+        while i < n {
+            let max = self.longest_law_name.min(n - i);
+            let law = (2..=max).rev().find_map(|len| {
+                let s = window(i, len);
+                self.law_names.get(s).map(|&l| (l, len, s))
+            });
+            match law {
+                Some((l, len, s)) => {
+                    laws.push((l, s));
+                    covered[i..i + len].iter_mut().for_each(|c| *c = true);
+                    i += len;
+                }
+                None => i += 1,
+            }
+        }
+        let mut names = Vec::new();
+        let mut i = 0;
+        while i < n {
+            if covered[i] {
+                i += 1;
+                continue;
+            }
+            let max = self.longest_name.min(n - i);
+            let hit = (2..=max).rev().find_map(|len| {
+                if covered[i..i + len].iter().any(|&c| c) {
+                    return None;
+                }
+                let s = window(i, len);
+                self.names.get(s).map(|nodes| (nodes, len, s))
+            });
+            match hit {
+                Some((nodes, len, s)) => {
+                    names.push((nodes.as_slice(), s));
+                    covered[i..i + len].iter_mut().for_each(|c| *c = true);
+                    i += len;
+                }
+                None => i += 1,
+            }
+        }
+        (laws, names)
     }
 
     /// Names most of whose bigrams occur in order within one clause, not found exactly.

@@ -115,7 +115,9 @@ pub fn rerank(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kg_store::statute_graph::{HierarchyNode, LawRecord, NodeKind, StatuteGraphData};
+    use kg_store::statute_graph::{
+        HierarchyKind as NodeKind, HierarchyNode, LawRecord, StatuteGraphData,
+    };
 
     /// One law, two chapters: a1–a3 in chapter 1, a4–a5 in chapter 2; a1 and a2 both cite
     /// a3. Node IRIs: the law is `v`, articles `v/a1` … `v/a5`.

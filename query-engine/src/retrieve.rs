@@ -124,6 +124,11 @@ impl Retriever {
     }
 
     /// How much the law title, hierarchy path, label and text count in BM25.
+    /// Whether dense retrieval can run (an embedder was given).
+    pub fn has_embedder(&self) -> bool {
+        self.embedder.is_some()
+    }
+
     pub fn set_bm25_weights(&mut self, weights: kg_store::FieldWeights) {
         self.text.set_weights(weights);
     }

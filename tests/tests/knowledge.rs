@@ -190,7 +190,7 @@ fn override_clauses_are_recorded_with_their_subject() {
 
 #[test]
 fn the_stored_statute_graph_is_what_sparql_extracts_with_the_whole_hierarchy() {
-    use kg_store::statute_graph::{NodeKind, StatuteGraphData};
+    use kg_store::statute_graph::{HierarchyKind, StatuteGraphData};
     let store = Store::open(built().store_path(), false).unwrap();
     let stored = StatuteGraphData::read(&store.dir().build_dir(store.build_id()))
         .unwrap()
@@ -207,18 +207,21 @@ fn the_stored_statute_graph_is_what_sparql_extracts_with_the_whole_hierarchy() {
             .parse()
             .unwrap()
     };
-    let kinds = |k: NodeKind| stored.nodes.iter().filter(|n| n.kind == k).count();
-    assert_eq!(kinds(NodeKind::Article), count("coal:contains?", "Article"));
+    let kinds = |k: HierarchyKind| stored.nodes.iter().filter(|n| n.kind == k).count();
     assert_eq!(
-        kinds(NodeKind::Paragraph),
+        kinds(HierarchyKind::Article),
+        count("coal:contains?", "Article")
+    );
+    assert_eq!(
+        kinds(HierarchyKind::Paragraph),
         count("coal:contains", "Paragraph")
     );
     assert_eq!(
-        kinds(NodeKind::Item),
+        kinds(HierarchyKind::Item),
         count("coal:contains/coal:contains", "Item")
     );
-    assert!(kinds(NodeKind::Chapter) > 50 && kinds(NodeKind::Section) > 10);
-    assert!(kinds(NodeKind::Part) >= 2, "刑法's two 编 at least");
+    assert!(kinds(HierarchyKind::Chapter) > 50 && kinds(HierarchyKind::Section) > 10);
+    assert!(kinds(HierarchyKind::Part) >= 2, "刑法's two 编 at least");
     let iris: std::collections::HashSet<String> = (0..stored.nodes.len() as u32)
         .map(|i| stored.iri(i))
         .collect();

@@ -61,6 +61,22 @@ pub fn build(store: &Path, corpus: &Path) {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
+/// `coal build --json` with extra flags; must succeed; returns the JSON summary.
+pub fn build_json(store: &Path, corpus: &Path, flags: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "build",
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+        "--json",
+    ];
+    args.extend_from_slice(flags);
+    let out = coal(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// `coal ask --json --explain`; must succeed.
 pub fn ask_json(store: &str, extra: &[&str], question: &str) -> serde_json::Value {
     let mut args = vec!["ask", "--store", store, "--json", "--explain"];

@@ -158,75 +158,19 @@ pub fn version_knowledge(
                     }
                 }
             }
-            for (n, d) in coal_refs::definitions(words).into_iter().enumerate() {
-                let _ = n;
-                let c = iri::concept(&iris.work, &d.term);
-                if concepts_seen.insert(c.clone()) {
-                    g.node(&c, vocab::CONCEPT);
-                    g.zh(&c, vocab::LABEL, &d.term);
-                    rep.concepts += 1;
-                }
-                g.zh(&c, vocab::DEFINITION_TEXT, &d.sentence);
-                let mut alt_labels = Vec::new();
-                let kind = match &d.kind {
-                    DefinitionKind::Meaning => "meaning",
-                    DefinitionKind::Abbreviation { long_form } => {
-                        if !long_form.is_empty() {
-                            g.zh(&c, vocab::SKOS_ALT_LABEL, long_form);
-                            alt_labels.push(long_form.clone());
-                        }
-                        "abbreviation"
-                    }
-                    DefinitionKind::Enumeration => "enumeration",
-                };
-                records.push(crate::fusion::ConceptRecord {
-                    iri: c.clone(),
-                    term: d.term.clone(),
-                    alt_labels,
-                    definition: d.sentence.clone(),
-                    kind: kind.to_owned(),
-                    law: law.short_name.clone(),
-                });
-                g.string(&c, vocab::DEFINITION_KIND, kind);
-                g.edge(&airi, vocab::DEFINES, &c);
-                rep.definitions += 1;
+            for d in coal_refs::definitions(words) {
+                let record =
+                    definition_quads(&mut g, &mut rep, concepts_seen, iris, law, &airi, &d);
                 defining_articles.insert(airi.clone());
-                defined.push((d.term, c));
+                defined.push((d.term, record.iri.clone()));
+                records.push(record);
             }
             for (n, cl) in coal_refs::clauses(words).into_iter().enumerate() {
-                let ciri = iri::clause(&prov.iri, n);
-                g.node(&ciri, vocab::OVERRIDE_CLAUSE);
-                g.edge(&ciri, vocab::FROM_PROVISION, &prov.iri);
-                g.string(
-                    &ciri,
-                    vocab::CLAUSE_KIND,
-                    match cl.kind {
-                        ClauseKind::Defers => "defers",
-                        ClauseKind::Prevails => "prevails",
-                    },
-                );
-                g.zh(&ciri, vocab::RAW_TEXT, &cl.text);
-                g.int(
-                    &ciri,
-                    vocab::SPAN_START,
-                    (cl.span.start + prov.offset) as i64,
-                );
-                g.int(&ciri, vocab::SPAN_END, (cl.span.end + prov.offset) as i64);
-                if !cl.subject.is_empty() {
-                    g.zh(&ciri, vocab::SUBJECT_TEXT, &cl.subject);
-                }
-                match cl.kind {
-                    ClauseKind::Defers => {
-                        rep.clauses_defers += 1;
-                        if let Some(target) =
-                            deferred_law(resolver, corpus, &cl.subject, law_index, v)
-                        {
-                            g.edge(&airi, vocab::DEFERS_TO, &target);
-                            rep.defers_to_laws += 1;
-                        }
-                    }
-                    ClauseKind::Prevails => rep.clauses_prevails += 1,
-                }
+                let deferred = match cl.kind {
+                    ClauseKind::Defers => deferred_law(resolver, corpus, &cl.subject, law_index, v),
+                    ClauseKind::Prevails => None,
+                };
+                clause_quads(&mut g, &mut rep, &prov, n, &cl, &airi, deferred);
             }
         }
     }
@@ -251,6 +195,93 @@ pub fn version_knowledge(
         diff_quads(&mut g, &mut rep, law, iris, from, version_index);
     }
     (g, rep, records)
+}
+
+/// A definition's concept (typed once per law), its text and kind, and the article's
+/// `defines` edge; the concept's record for fusion.
+fn definition_quads(
+    g: &mut QuadSink,
+    rep: &mut KnowledgeReport,
+    concepts_seen: &mut HashSet<String>,
+    iris: &LawIris,
+    law: &Law,
+    airi: &str,
+    d: &coal_refs::Definition,
+) -> crate::fusion::ConceptRecord {
+    let c = iri::concept(&iris.work, &d.term);
+    if concepts_seen.insert(c.clone()) {
+        g.node(&c, vocab::CONCEPT);
+        g.zh(&c, vocab::LABEL, &d.term);
+        rep.concepts += 1;
+    }
+    g.zh(&c, vocab::DEFINITION_TEXT, &d.sentence);
+    let mut alt_labels = Vec::new();
+    let kind = match &d.kind {
+        DefinitionKind::Meaning => "meaning",
+        DefinitionKind::Abbreviation { long_form } => {
+            if !long_form.is_empty() {
+                g.zh(&c, vocab::SKOS_ALT_LABEL, long_form);
+                alt_labels.push(long_form.clone());
+            }
+            "abbreviation"
+        }
+        DefinitionKind::Enumeration => "enumeration",
+    };
+    g.string(&c, vocab::DEFINITION_KIND, kind);
+    g.edge(airi, vocab::DEFINES, &c);
+    rep.definitions += 1;
+    crate::fusion::ConceptRecord {
+        iri: c,
+        term: d.term.clone(),
+        alt_labels,
+        definition: d.sentence.clone(),
+        kind: kind.to_owned(),
+        law: law.short_name.clone(),
+    }
+}
+
+/// An override clause of a provision (the `n`th), and the article's `defersTo` edge when
+/// it defers to a law the corpus has.
+fn clause_quads(
+    g: &mut QuadSink,
+    rep: &mut KnowledgeReport,
+    prov: &Provision<'_>,
+    n: usize,
+    cl: &coal_refs::Clause,
+    airi: &str,
+    deferred: Option<String>,
+) {
+    let ciri = iri::clause(&prov.iri, n);
+    g.node(&ciri, vocab::OVERRIDE_CLAUSE);
+    g.edge(&ciri, vocab::FROM_PROVISION, &prov.iri);
+    g.string(
+        &ciri,
+        vocab::CLAUSE_KIND,
+        match cl.kind {
+            ClauseKind::Defers => "defers",
+            ClauseKind::Prevails => "prevails",
+        },
+    );
+    g.zh(&ciri, vocab::RAW_TEXT, &cl.text);
+    g.int(
+        &ciri,
+        vocab::SPAN_START,
+        (cl.span.start + prov.offset) as i64,
+    );
+    g.int(&ciri, vocab::SPAN_END, (cl.span.end + prov.offset) as i64);
+    if !cl.subject.is_empty() {
+        g.zh(&ciri, vocab::SUBJECT_TEXT, &cl.subject);
+    }
+    match cl.kind {
+        ClauseKind::Defers => {
+            rep.clauses_defers += 1;
+            if let Some(target) = deferred {
+                g.edge(airi, vocab::DEFERS_TO, &target);
+                rep.defers_to_laws += 1;
+            }
+        }
+        ClauseKind::Prevails => rep.clauses_prevails += 1,
+    }
 }
 
 /// The alignment of version `from` to version `to` as a `VersionDiff` with one

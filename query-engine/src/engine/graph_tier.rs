@@ -78,31 +78,122 @@ pub(crate) fn paragraph_level_dense(r: &Retrieval, lambda: f64) -> Vec<Hit> {
     out
 }
 
+/// What the walks from the seeds found: per article the evidence they sent and its
+/// best path (from a link first, else an anchor): (from a link, cost, seed index).
+struct Evidence {
+    sent: HashMap<NodeId, f64>,
+    best_path: HashMap<NodeId, (bool, f64, usize)>,
+}
+
+/// The question's links, then the text ranking's top articles as anchors.
+fn seeds(g: &crate::graph::StatuteGraph, links: &[Link], text: &[Hit]) -> Vec<Seed> {
+    let mut seeds: Vec<Seed> = links
+        .iter()
+        .map(|l| Seed {
+            node: l.node,
+            weight: l.weight * link_weight(l.kind),
+            link: Some(l.kind),
+            name: l.name.clone(),
+        })
+        .collect();
+    for h in text.iter().take(ANCHORS) {
+        if let Some(n) = g.get(&h.iri) {
+            seeds.push(Seed {
+                node: n,
+                weight: h.score as f64,
+                link: None,
+                name: format!("text match {}", g.display(n)),
+            });
+        }
+    }
+    seeds
+}
+
+/// A linked heading vouches for the articles below it.
+fn heading_support(g: &crate::graph::StatuteGraph, links: &[Link]) -> HashMap<NodeId, f64> {
+    let mut heading: HashMap<NodeId, f64> = HashMap::default();
+    for l in links.iter().filter(|l| l.kind == LinkKind::Heading) {
+        for a in g.articles_below(l.node) {
+            let h = heading.entry(a).or_default();
+            *h = h.max(l.weight);
+        }
+    }
+    heading
+}
+
+fn gather(g: &crate::graph::StatuteGraph, seeds: &[Seed], searches: &[ShortestPaths]) -> Evidence {
+    let mut ev = Evidence {
+        sent: HashMap::default(),
+        best_path: HashMap::default(),
+    };
+    for (si, (seed, paths)) in seeds.iter().zip(searches).enumerate() {
+        for (n, cost) in paths.reached() {
+            if !g.is_article(n) || n == seed.node && seed.link.is_none() {
+                continue;
+            }
+            *ev.sent.entry(n).or_default() += seed.weight * (-cost).exp();
+            let from_link = seed.link.is_some();
+            let better = match ev.best_path.get(&n) {
+                None => true,
+                Some(&(l, c, _)) => (from_link, -cost) > (l, -c),
+            };
+            if better {
+                ev.best_path.insert(n, (from_link, cost, si));
+            }
+        }
+    }
+    ev
+}
+
+/// Candidates (the text ranking's, then the articles the most evidence reached) scored
+/// text + w_path·mm(path) + w_heading·heading, best first: (node, score, evidence).
+fn score_candidates(
+    cfg: &crate::method::MethodConfig,
+    text_score: &HashMap<NodeId, f64>,
+    text_order: &[NodeId],
+    ev: &Evidence,
+    heading: &HashMap<NodeId, f64>,
+) -> Vec<(NodeId, f64, f64)> {
+    let mut candidates: Vec<NodeId> = text_order.to_vec();
+    let mut reached: Vec<(NodeId, f64)> = ev
+        .sent
+        .iter()
+        .filter(|(n, _)| !text_score.contains_key(n))
+        .map(|(&n, &e)| (n, e))
+        .collect();
+    reached.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    candidates.extend(
+        reached
+            .into_iter()
+            .take(CANDIDATES.saturating_sub(candidates.len()))
+            .map(|x| x.0),
+    );
+    let (lo, hi) = candidates
+        .iter()
+        .map(|n| ev.sent.get(n).copied().unwrap_or(0.0))
+        .fold((f64::MAX, f64::MIN), |(l, h), e| (l.min(e), h.max(e)));
+    let mm = |e: f64| if hi > lo { (e - lo) / (hi - lo) } else { 0.0 };
+    let mut scored: Vec<(NodeId, f64, f64)> = candidates
+        .iter()
+        .map(|&n| {
+            let e = ev.sent.get(&n).copied().unwrap_or(0.0);
+            let s = text_score.get(&n).copied().unwrap_or(0.0)
+                + cfg.graph_path * mm(e)
+                + cfg.graph_heading * heading.get(&n).copied().unwrap_or(0.0);
+            (n, s, e)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    scored
+}
+
 impl Engine {
     pub(crate) fn graph_tier(&self, r: &Retrieval, links: &[Link], _question: &str) -> Ranking {
         let g = &self.graph;
         let cfg = &self.cfg;
         let dense = paragraph_level_dense(r, cfg.graph_paragraph);
         let text = crate::rerank::rerank(&dense, &r.bm25, &r.bigram, Some(g), cfg);
-        let mut seeds: Vec<Seed> = links
-            .iter()
-            .map(|l| Seed {
-                node: l.node,
-                weight: l.weight * link_weight(l.kind),
-                link: Some(l.kind),
-                name: l.name.clone(),
-            })
-            .collect();
-        for h in text.iter().take(ANCHORS) {
-            if let Some(n) = g.get(&h.iri) {
-                seeds.push(Seed {
-                    node: n,
-                    weight: h.score as f64,
-                    link: None,
-                    name: format!("text match {}", g.display(n)),
-                });
-            }
-        }
+        let seeds = seeds(g, links, &text);
         let bounds = Bounds {
             max_cost: cfg.graph_max_cost,
             max_nodes: cfg.graph_max_nodes,
@@ -114,73 +205,20 @@ impl Engine {
                 .map(|s| ShortestPaths::from(g, s.node, bounds, scratch))
                 .collect()
         });
-        // A linked heading vouches for the articles below it.
-        let mut heading: HashMap<NodeId, f64> = HashMap::default();
-        for l in links.iter().filter(|l| l.kind == LinkKind::Heading) {
-            for a in g.articles_below(l.node) {
-                let h = heading.entry(a).or_default();
-                *h = h.max(l.weight);
-            }
-        }
-        // Evidence per article, and its best path (from a link first, else an anchor).
-        let mut evidence: HashMap<NodeId, f64> = HashMap::default();
-        let mut best_path: HashMap<NodeId, (bool, f64, usize)> = HashMap::default();
-        for (si, (seed, paths)) in seeds.iter().zip(&searches).enumerate() {
-            for (n, cost) in paths.reached() {
-                if !g.is_article(n) || n == seed.node && seed.link.is_none() {
-                    continue;
-                }
-                *evidence.entry(n).or_default() += seed.weight * (-cost).exp();
-                let from_link = seed.link.is_some();
-                let better = match best_path.get(&n) {
-                    None => true,
-                    Some(&(l, c, _)) => (from_link, -cost) > (l, -c),
-                };
-                if better {
-                    best_path.insert(n, (from_link, cost, si));
-                }
-            }
-        }
-        // Candidates: the text ranking's, then the articles the most evidence reached.
-        let mut candidates: Vec<NodeId> = Vec::new();
+        let heading = heading_support(g, links);
+        let ev = gather(g, &seeds, &searches);
+        let mut text_order: Vec<NodeId> = Vec::new();
         let mut text_score: HashMap<NodeId, f64> = HashMap::default();
         for h in &text {
             if let Some(n) = g.get(&h.iri) {
                 text_score.insert(n, h.score as f64);
-                candidates.push(n);
+                text_order.push(n);
             }
         }
-        let mut reached: Vec<(NodeId, f64)> = evidence
-            .iter()
-            .filter(|(n, _)| !text_score.contains_key(n))
-            .map(|(&n, &e)| (n, e))
-            .collect();
-        reached.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        candidates.extend(
-            reached
-                .into_iter()
-                .take(CANDIDATES.saturating_sub(candidates.len()))
-                .map(|x| x.0),
-        );
-        let (lo, hi) = candidates
-            .iter()
-            .map(|n| evidence.get(n).copied().unwrap_or(0.0))
-            .fold((f64::MAX, f64::MIN), |(l, h), e| (l.min(e), h.max(e)));
-        let mm = |e: f64| if hi > lo { (e - lo) / (hi - lo) } else { 0.0 };
-        let mut scored: Vec<(NodeId, f64, f64)> = candidates
-            .iter()
-            .map(|&n| {
-                let e = evidence.get(&n).copied().unwrap_or(0.0);
-                let s = text_score.get(&n).copied().unwrap_or(0.0)
-                    + cfg.graph_path * mm(e)
-                    + cfg.graph_heading * heading.get(&n).copied().unwrap_or(0.0);
-                (n, s, e)
-            })
-            .collect();
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let scored = score_candidates(cfg, &text_score, &text_order, &ev, &heading);
         let mut out = Ranking::default();
         for &(n, s, _) in &scored {
-            let via = match best_path.get(&n) {
+            let via = match ev.best_path.get(&n) {
                 Some((true, ..)) => "graph path from the question",
                 _ if text_score.contains_key(&n) => "graph: 款-level text match",
                 _ => "graph neighbourhood",
@@ -202,7 +240,7 @@ impl Engine {
             })
             .collect();
         for &(n, ..) in scored.iter().take(EXPLAINED) {
-            let Some(&(_, cost, si)) = best_path.get(&n) else {
+            let Some(&(_, cost, si)) = ev.best_path.get(&n) else {
                 continue;
             };
             let Some(steps) = searches[si].path(n) else {

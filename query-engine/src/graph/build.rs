@@ -23,17 +23,21 @@ pub struct GraphStats {
     pub memory_bytes: usize,
 }
 
-fn kind_of(k: sg::NodeKind) -> NodeKind {
-    match k {
-        sg::NodeKind::Law => NodeKind::Law,
-        sg::NodeKind::Part => NodeKind::Part,
-        sg::NodeKind::SubPart => NodeKind::SubPart,
-        sg::NodeKind::Chapter => NodeKind::Chapter,
-        sg::NodeKind::Section => NodeKind::Section,
-        sg::NodeKind::Division => NodeKind::Division,
-        sg::NodeKind::Article => NodeKind::Article,
-        sg::NodeKind::Paragraph => NodeKind::Paragraph,
-        sg::NodeKind::Item => NodeKind::Item,
+/// The file's hierarchy levels are the first kinds of the query graph, which adds the
+/// knowledge nodes (concepts, entities, topics, domains, terms).
+impl From<sg::HierarchyKind> for NodeKind {
+    fn from(k: sg::HierarchyKind) -> NodeKind {
+        match k {
+            sg::HierarchyKind::Law => NodeKind::Law,
+            sg::HierarchyKind::Part => NodeKind::Part,
+            sg::HierarchyKind::SubPart => NodeKind::SubPart,
+            sg::HierarchyKind::Chapter => NodeKind::Chapter,
+            sg::HierarchyKind::Section => NodeKind::Section,
+            sg::HierarchyKind::Division => NodeKind::Division,
+            sg::HierarchyKind::Article => NodeKind::Article,
+            sg::HierarchyKind::Paragraph => NodeKind::Paragraph,
+            sg::HierarchyKind::Item => NodeKind::Item,
+        }
     }
 }
 
@@ -82,36 +86,46 @@ impl Builder {
     }
 }
 
-impl StatuteGraph {
-    /// Builds the walkable graph from the build's snapshot.
-    pub fn new(data: StatuteGraphData) -> StatuteGraph {
-        let mut b = Builder {
-            graph: DiGraph::with_capacity(
-                data.nodes.len() + data.concepts.len(),
-                data.nodes.len() * 4,
-            ),
-            strings: Interner::default(),
-            edges_by_kind: HashMap::new(),
-        };
-        b.strings.intern("");
-        // Hierarchy nodes keep their snapshot index: node i of the file is NodeIndex i.
-        let mut articles = HashMap::new();
+/// The article a provision (article, 款 or 项 node) belongs to.
+fn article_of(data: &StatuteGraphData, mut n: u32) -> Option<u32> {
+    loop {
+        let node = &data.nodes[n as usize];
+        match node.kind {
+            sg::HierarchyKind::Article => return Some(n),
+            sg::HierarchyKind::Paragraph | sg::HierarchyKind::Item => n = node.parent?,
+            _ => return None,
+        }
+    }
+}
+
+fn id(i: u32) -> NodeId {
+    NodeIndex::<u32>::new(i as usize)
+}
+
+/// Names (labels and alternative labels) → the nodes that bear them.
+type Names = HashMap<String, Vec<NodeId>>;
+
+// The graph is built in a fixed order (hierarchy, citations, entities, concepts, domains,
+// topics, deferrals, clauses, triples): node ids and the order of each node's edges
+// follow from it, and walks break ties by that order.
+impl Builder {
+    /// Hierarchy nodes keep their snapshot index: node i of the file is NodeIndex i.
+    fn hierarchy(&mut self, data: &StatuteGraphData) -> (Vec<LawInfo>, HashMap<Box<str>, NodeId>) {
         for n in &data.nodes {
             let node = Node {
-                kind: kind_of(n.kind),
+                kind: n.kind.into(),
                 law: n.law,
-                label: b.strings.intern(&n.label),
-                heading: b.strings.intern(&n.heading),
+                label: self.strings.intern(&n.label),
+                heading: self.strings.intern(&n.heading),
                 parent: n.parent.unwrap_or(u32::MAX),
-                segment: b.strings.intern(&n.segment),
+                segment: self.strings.intern(&n.segment),
                 order: n.order.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
             };
-            b.add(node);
+            self.add(node);
         }
-        let id = |i: u32| NodeIndex::<u32>::new(i as usize);
         for (i, n) in data.nodes.iter().enumerate() {
             if let Some(p) = n.parent {
-                b.link(id(p), id(i as u32), EdgeKind::Contains);
+                self.link(id(p), id(i as u32), EdgeKind::Contains);
             }
         }
         let laws: Vec<LawInfo> = data
@@ -127,25 +141,22 @@ impl StatuteGraph {
                 node: id(l.node),
             })
             .collect();
+        let mut articles = HashMap::new();
         for (i, n) in data.nodes.iter().enumerate() {
-            if n.kind == sg::NodeKind::Article {
+            if n.kind == sg::HierarchyKind::Article {
                 let iri = format!("{}/{}", laws[n.law as usize].version_iri, n.segment);
                 articles.insert(iri.into_boxed_str(), id(i as u32));
             }
         }
-        // Citations, and how many distinct articles cite each article.
-        let article_of = |mut n: u32| loop {
-            let node = &data.nodes[n as usize];
-            match node.kind {
-                sg::NodeKind::Article => return Some(n),
-                sg::NodeKind::Paragraph | sg::NodeKind::Item => n = node.parent?,
-                _ => return None,
-            }
-        };
+        (laws, articles)
+    }
+
+    /// Citation edges, and how many distinct articles cite each article.
+    fn citations(&mut self, data: &StatuteGraphData) -> HashMap<NodeId, u32> {
         let mut citing: HashSet<(u32, u32)> = HashSet::new();
         for &(from, to) in &data.cites {
-            b.link(id(from), id(to), EdgeKind::Cites);
-            if let (Some(a), Some(t)) = (article_of(from), article_of(to))
+            self.link(id(from), id(to), EdgeKind::Cites);
+            if let (Some(a), Some(t)) = (article_of(data, from), article_of(data, to))
                 && a != t
             {
                 citing.insert((a, t));
@@ -155,15 +166,18 @@ impl StatuteGraph {
         for &(_, t) in &citing {
             *cited_by.entry(id(t)).or_default() += 1;
         }
-        let max_cited_by = cited_by.values().copied().max().unwrap_or(0);
-        // Entities, then concepts fused into them.
-        let mut names: HashMap<String, Vec<NodeId>> = HashMap::new();
+        cited_by
+    }
+
+    /// Entities, then the concepts fused into them, with defines/mentions edges.
+    fn concepts(&mut self, data: &StatuteGraphData) -> Names {
+        let mut names: Names = HashMap::new();
         let entity_nodes: Vec<NodeId> = data
             .entities
             .iter()
             .map(|e| {
-                let node = b.plain(NodeKind::Entity, &e.label, "", &e.iri, u32::MAX);
-                let n = b.add(node);
+                let node = self.plain(NodeKind::Entity, &e.label, "", &e.iri, u32::MAX);
+                let n = self.add(node);
                 for l in std::iter::once(&e.label).chain(&e.alt_labels) {
                     names.entry(l.clone()).or_default().push(n);
                 }
@@ -171,46 +185,50 @@ impl StatuteGraph {
             })
             .collect();
         for c in &data.concepts {
-            let node = b.plain(NodeKind::Concept, &c.label, "", &c.iri, c.law);
-            let n = b.add(node);
+            let node = self.plain(NodeKind::Concept, &c.label, "", &c.iri, c.law);
+            let n = self.add(node);
             for l in std::iter::once(&c.label).chain(&c.alt_labels) {
                 names.entry(l.clone()).or_default().push(n);
             }
             for &a in &c.defined_by {
-                b.link(id(a), n, EdgeKind::Defines);
+                self.link(id(a), n, EdgeKind::Defines);
             }
             for &a in &c.mentioned_by {
-                b.link(id(a), n, EdgeKind::Mentions);
+                self.link(id(a), n, EdgeKind::Mentions);
             }
             if let Some(e) = c.entity {
-                b.link(n, entity_nodes[e as usize], EdgeKind::FusedInto);
+                self.link(n, entity_nodes[e as usize], EdgeKind::FusedInto);
             }
         }
-        // Domains, topics and their articles.
+        names
+    }
+
+    /// Domains, topics (→ domain) and their articles.
+    fn topics(&mut self, data: &StatuteGraphData) -> Vec<TopicInfo> {
         let domain_nodes: Vec<NodeId> = data
             .domains
             .iter()
             .map(|d| {
-                let node = b.plain(NodeKind::Domain, "", &d.label, &d.iri, u32::MAX);
-                b.add(node)
+                let node = self.plain(NodeKind::Domain, "", &d.label, &d.iri, u32::MAX);
+                self.add(node)
             })
             .collect();
         let mut topics = Vec::new();
         for t in &data.topics {
-            let node = b.plain(
+            let node = self.plain(
                 NodeKind::Topic,
                 "",
                 &t.cluster.label,
                 &t.cluster.iri,
                 u32::MAX,
             );
-            let n = b.add(node);
+            let n = self.add(node);
             let domain = t.domain.map(|d| domain_nodes[d as usize]);
             if let Some(d) = domain {
-                b.link(n, d, EdgeKind::Broader);
+                self.link(n, d, EdgeKind::Broader);
             }
             for &a in &t.articles {
-                b.link(id(a), n, EdgeKind::InTopic);
+                self.link(id(a), n, EdgeKind::InTopic);
             }
             topics.push(TopicInfo {
                 node: n,
@@ -220,27 +238,16 @@ impl StatuteGraph {
                 centroid: t.centroid.clone(),
             });
         }
-        for &(a, law) in &data.defers_to {
-            b.link(id(a), laws[law as usize].node, EdgeKind::DefersTo);
-        }
-        let clauses: Vec<ClauseInfo> = data
-            .clauses
-            .iter()
-            .map(|c| ClauseInfo {
-                provision: id(c.provision),
-                prevails: c.kind == sg::ClauseKind::Prevails,
-                subject: c.subject.clone(),
-                text: c.text.clone(),
-            })
-            .collect();
-        let mut clause_index: HashMap<NodeId, Vec<u32>> = HashMap::new();
-        for (i, c) in data.clauses.iter().enumerate() {
-            if let Some(a) = article_of(c.provision) {
-                clause_index.entry(id(a)).or_default().push(i as u32);
-            }
-        }
-        // LLM triples: each subject and object a term node (one per text), linked to the
-        // provision that states it, to the concepts of the same label, and to each other.
+        topics
+    }
+
+    /// LLM triples: each subject and object a term node (one per text), linked to the
+    /// provision that states it, to the concepts of the same label, and to each other.
+    fn triples(
+        &mut self,
+        data: &StatuteGraphData,
+        names: &mut Names,
+    ) -> HashMap<(NodeId, NodeId), String> {
         let mut terms: HashMap<String, NodeId> = HashMap::new();
         let mut relations = HashMap::new();
         for t in &data.triples {
@@ -253,25 +260,72 @@ impl StatuteGraph {
                 terms.insert(text.to_owned(), n);
                 n
             };
-            let (s, o) = (term(&mut b, &t.subject), term(&mut b, &t.object));
+            let (s, o) = (term(self, &t.subject), term(self, &t.object));
             let p = id(t.provision);
             for x in [s, o] {
-                if !b.graph.contains_edge(p, x) {
-                    b.link(p, x, EdgeKind::States);
+                if !self.graph.contains_edge(p, x) {
+                    self.link(p, x, EdgeKind::States);
                 }
             }
-            if s != o && !b.graph.contains_edge(s, o) {
-                b.link(s, o, EdgeKind::Relates);
+            if s != o && !self.graph.contains_edge(s, o) {
+                self.link(s, o, EdgeKind::Relates);
                 relations.insert((s, o), t.relation.clone());
             }
         }
         for (text, &n) in &terms {
             let same: Vec<NodeId> = names.get(text).cloned().unwrap_or_default();
             for c in same {
-                b.link(n, c, EdgeKind::FusedInto);
+                self.link(n, c, EdgeKind::FusedInto);
             }
             names.entry(text.clone()).or_default().push(n);
         }
+        relations
+    }
+}
+
+/// Override clauses, and per article the clauses of its provisions.
+fn clauses(data: &StatuteGraphData) -> (Vec<ClauseInfo>, HashMap<NodeId, Vec<u32>>) {
+    let clauses: Vec<ClauseInfo> = data
+        .clauses
+        .iter()
+        .map(|c| ClauseInfo {
+            provision: id(c.provision),
+            prevails: c.kind == sg::ClauseKind::Prevails,
+            subject: c.subject.clone(),
+            text: c.text.clone(),
+        })
+        .collect();
+    let mut clause_index: HashMap<NodeId, Vec<u32>> = HashMap::new();
+    for (i, c) in data.clauses.iter().enumerate() {
+        if let Some(a) = article_of(data, c.provision) {
+            clause_index.entry(id(a)).or_default().push(i as u32);
+        }
+    }
+    (clauses, clause_index)
+}
+
+impl StatuteGraph {
+    /// Builds the walkable graph from the build's snapshot.
+    pub fn new(data: StatuteGraphData) -> StatuteGraph {
+        let mut b = Builder {
+            graph: DiGraph::with_capacity(
+                data.nodes.len() + data.concepts.len(),
+                data.nodes.len() * 4,
+            ),
+            strings: Interner::default(),
+            edges_by_kind: HashMap::new(),
+        };
+        b.strings.intern("");
+        let (laws, articles) = b.hierarchy(&data);
+        let cited_by = b.citations(&data);
+        let max_cited_by = cited_by.values().copied().max().unwrap_or(0);
+        let mut names = b.concepts(&data);
+        let topics = b.topics(&data);
+        for &(a, law) in &data.defers_to {
+            b.link(id(a), laws[law as usize].node, EdgeKind::DefersTo);
+        }
+        let (clauses, clause_index) = clauses(&data);
+        let relations = b.triples(&data, &mut names);
         let mut graph = StatuteGraph {
             graph: b.graph,
             strings: b.strings,

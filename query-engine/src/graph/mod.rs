@@ -489,7 +489,7 @@ pub(crate) mod tests {
     use super::paths::{Bounds, Scratch, ShortestPaths, describe};
     use super::*;
     use kg_store::statute_graph::{
-        ConceptRecord, HierarchyNode, LawRecord, NodeKind as K, StatuteGraphData,
+        ConceptRecord, HierarchyKind as K, HierarchyNode, LawRecord, StatuteGraphData,
     };
 
     /// 甲法: 第一章 (第一条 with two 款, 第二条), 第二章 (第三条 alone); 第一条第二款 cites

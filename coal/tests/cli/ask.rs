@@ -1,0 +1,291 @@
+//! `coal ask`, `coal eval answer` and `coal calibrate` on a fixture store.
+
+use super::*;
+
+#[test]
+fn ask_answers_an_article_lookup_from_the_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = ask_store(dir.path());
+    let a = ask_json(&s, &[], "示范劳动法第五条的内容是什么？");
+    assert_eq!(a["kind"], "article_text", "{a}");
+    assert_eq!(a["citations"].as_array().unwrap().len(), 1);
+    assert_eq!(a["citations"][0]["label"], "第五条");
+    assert!(
+        a["answer"]
+            .as_str()
+            .unwrap()
+            .contains("违反本法第三条规定的"),
+        "{a}"
+    );
+    // An article that does not exist: said so, nothing cited, nothing invented.
+    let a = ask_json(&s, &[], "示范劳动法第九百条的内容是什么？");
+    assert_eq!(a["kind"], "no_such_article", "{a}");
+    assert!(
+        a["answer"].as_str().unwrap().contains("没有第九百条"),
+        "{a}"
+    );
+    assert!(a["citations"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn ask_routes_every_tier_and_cites_only_articles_of_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = ask_store(dir.path());
+    let question = "用人单位违反订立劳动合同的原则，要承担什么责任？";
+    for tier in ["1", "2", "3", "4"] {
+        let a = ask_json(&s, &["--tier", tier], question);
+        assert_eq!(a["tier"].to_string(), tier, "{a}");
+        let cites = a["citations"].as_array().unwrap();
+        assert!(!cites.is_empty(), "tier {tier}: {a}");
+        for c in cites {
+            let iri = c["iri"].as_str().unwrap();
+            let q = format!("ASK {{ <{iri}> a coal:Article }}");
+            let out = coal(&["sparql", "--store", &s, "--format", "json", &q]);
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(
+                v["boolean"], true,
+                "tier {tier} cites {iri}, not an article"
+            );
+        }
+        let cx = &a["trace"]["complexity"];
+        let c = cx["c_final"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&c), "{cx}");
+        assert_eq!(cx["intrinsic"]["dimensions"].as_array().unwrap().len(), 5);
+        if tier == "3" {
+            assert!(!a["trace"]["graph"].as_array().unwrap().is_empty(), "{a}");
+        }
+        if tier == "2" {
+            // Tier 2 ranks the re-ranked union of BM25, bigram BM25 and dense first.
+            let t = &a["trace"];
+            assert!(!t["bigram"].as_array().unwrap().is_empty(), "{a}");
+            assert_eq!(t["ranked"][0], t["reranked"][0]["iri"], "{a}");
+        }
+    }
+    // Routed: the explanation names every score.
+    let out = coal(&["ask", "--store", &s, "--explain", question]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for needle in [
+        "C_base",
+        "QSI",
+        "RDI",
+        "C_consistency",
+        "C_final",
+        "reranked:",
+        "引用",
+        "timings",
+    ] {
+        assert!(text.contains(needle), "{needle} missing: {text}");
+    }
+}
+
+#[test]
+fn ask_rejects_empty_questions_and_survives_huge_and_control_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = ask_store(dir.path());
+    for q in ["", "   \n\t"] {
+        let out = coal(&["ask", "--store", &s, q]);
+        assert!(!out.status.success());
+        assert!(stderr(&out).contains("empty"), "{}", stderr(&out));
+    }
+    // ~100 kB (one argument may not exceed 128 kB).
+    let huge = "劳动合同".repeat(8_500);
+    let out = coal(&["ask", "--store", &s, &huge]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("only the first 2000"),
+        "{}",
+        stderr(&out)
+    );
+    let out = coal(&[
+        "ask",
+        "--store",
+        &s,
+        "What are the principles of labour contracts?",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no Chinese characters"),
+        "{}",
+        stderr(&out)
+    );
+    let out = coal(&["ask", "--store", &s, "劳动\u{7}合同\u{1b}[31m的订立原则"]);
+    assert!(
+        !stderr(&out).contains("no Chinese characters"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("第三条"), "{}", stdout(&out));
+}
+
+#[test]
+fn eval_answer_scores_routed_and_ablated_answers_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = ask_store(dir.path());
+    let set = eval_fixture("answers.jsonl");
+    let out = coal(&[
+        "eval",
+        "answer",
+        "--store",
+        &s,
+        "--set",
+        set.to_str().unwrap(),
+        "--variants",
+        "routed,tier1,top10",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let routed = &r["answers"]["routed"];
+    assert_eq!(routed["questions"], 3, "{r}");
+    assert_eq!(routed["with_gold"], 3);
+    assert_eq!(routed["invalid_citations"], 0);
+    // Every gold article is cited; the lookup answer is the article text itself.
+    assert_eq!(routed["recall"].as_f64().unwrap(), 1.0, "{routed}");
+    assert!(routed["rouge1"].as_f64().unwrap() > 0.4, "{routed}");
+    // The lookup question's first (only) citation is its gold article.
+    assert!(
+        routed["hit_at_1"].as_f64().unwrap() >= 1.0 / 3.0 - 1e-9,
+        "{routed}"
+    );
+    // The routed ranking's top 10 holds the (at most 10) context articles and more.
+    let r10 = routed["recall_at_10"].as_f64().unwrap();
+    assert!(
+        r10 >= routed["recall"].as_f64().unwrap() && r10 <= 1.0,
+        "{routed}"
+    );
+    // Ten articles for three gold ones: precision falls, recall stays.
+    let top10 = &r["answers"]["fixed top-10"];
+    assert_eq!(
+        top10["recall_at_10"], top10["recall"],
+        "the same ten articles: {top10}"
+    );
+    assert!(top10["precision"].as_f64().unwrap() < routed["precision"].as_f64().unwrap());
+    assert_eq!(r["answers"]["tier 1"]["tiers"]["1"], 3);
+    let bad = coal(&[
+        "eval",
+        "answer",
+        "--store",
+        &s,
+        "--set",
+        set.to_str().unwrap(),
+        "--variants",
+        "tier9",
+    ]);
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("unknown `tier9`"), "{}", stderr(&bad));
+}
+
+#[test]
+fn calibrate_writes_a_config_that_ask_reads_and_never_overwrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = ask_store(dir.path());
+    let set = eval_fixture("answers.jsonl");
+    let written = dir.path().join("calibrated.toml");
+    let w = written.to_str().unwrap();
+    let args = [
+        "calibrate",
+        "--store",
+        &s,
+        "--set",
+        set.to_str().unwrap(),
+        "--write",
+        w,
+        "--json",
+    ];
+    let out = coal(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["questions"], 3);
+    assert!(c["best_f1"].as_f64().unwrap() >= c["default_f1"].as_f64().unwrap());
+    for t in 0..4 {
+        assert!(c["best_f1"].as_f64().unwrap() >= c["forced_f1"][t].as_f64().unwrap() - 1e-9);
+    }
+    let text = std::fs::read_to_string(&written).unwrap();
+    assert!(text.starts_with("[method]"), "{text}");
+    let a = coal(&[
+        "ask",
+        "--store",
+        &s,
+        "--config",
+        w,
+        "--json",
+        "订立劳动合同应当遵循哪些原则？",
+    ]);
+    assert!(a.status.success(), "{}", stderr(&a));
+    // A second run does not overwrite the file.
+    let again = coal(&args);
+    assert!(!again.status.success());
+    assert!(stderr(&again).contains("exists"), "{}", stderr(&again));
+    // A bad constant is named.
+    std::fs::write(dir.path().join("bad.toml"), "[method]\ngamma = 2.0\n").unwrap();
+    let bad = dir.path().join("bad.toml");
+    let out = coal(&[
+        "ask",
+        "--store",
+        &s,
+        "--config",
+        bad.to_str().unwrap(),
+        "劳动合同",
+    ]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("method.gamma"), "{}", stderr(&out));
+}
+
+#[test]
+fn ask_as_of_a_date_cites_the_version_then_in_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = ask_store(dir.path());
+    let question = "妇女享有哪些平等权利？";
+    let date = |a: &serde_json::Value| {
+        a["citations"][0]["version_date"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let before = ask_json(&s, &["--as-of", "2019-06-01"], question);
+    let after = ask_json(&s, &["--as-of", "2023-06-01"], question);
+    assert_eq!(date(&before), "2018-10-26", "{before}");
+    assert_eq!(date(&after), "2022-10-30", "{after}");
+    for a in [&before, &after] {
+        let d = date(a);
+        assert!(
+            a["citations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|c| c["version_date"] == d.as_str()),
+            "{a}"
+        );
+    }
+    // Article lookup picks the version too, and says when a law was not yet in force.
+    let a = ask_json(
+        &s,
+        &["--as-of", "2019-06-01"],
+        "示范保障法第二条的内容是什么？",
+    );
+    assert!(
+        a["answer"]
+            .as_str()
+            .unwrap()
+            .contains("妇女享有与男子平等的权利"),
+        "{a}"
+    );
+    let a = ask_json(
+        &s,
+        &["--as-of", "2023-06-01"],
+        "示范保障法第二条的内容是什么？",
+    );
+    assert!(a["answer"].as_str().unwrap().contains("基本国策"), "{a}");
+    let a = ask_json(
+        &s,
+        &["--as-of", "2010-01-01"],
+        "示范保障法第二条的内容是什么？",
+    );
+    assert!(a["answer"].as_str().unwrap().contains("尚未施行"), "{a}");
+    assert!(a["citations"].as_array().unwrap().is_empty());
+    let bad = coal(&["ask", "--store", &s, "--as-of", "2019/06/01", question]);
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("YYYY-MM-DD"), "{}", stderr(&bad));
+}

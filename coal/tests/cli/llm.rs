@@ -1,0 +1,461 @@
+//! The LLM paths against scripted OpenAI-compatible servers (protocol tests): generated
+//! answers, retries and fallback, triple extraction, topic summaries, entity fusion.
+
+use super::*;
+
+/// A chat endpoint that replies with scripted answers, in order, then repeats the last.
+struct ScriptedChat(std::sync::Mutex<Vec<wiremock::ResponseTemplate>>);
+
+/// The decomposition a scripted endpoint gives every question `ask` sends it.
+const SCRIPTED_DECOMPOSITION: &str = "{\"sub_queries\":[\"订立劳动合同的原则是什么\"],\"entities\":[\"劳动合同\"],\"constraints\":[],\"relations\":[]}";
+
+impl wiremock::Respond for ScriptedChat {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let mut v = self.0.lock().unwrap();
+        // `ask` first has the question decomposed; the script is for what follows.
+        if String::from_utf8_lossy(&request.body).contains("拆解") {
+            return chat_reply(SCRIPTED_DECOMPOSITION);
+        }
+        if v.len() > 1 {
+            v.remove(0)
+        } else {
+            v[0].clone()
+        }
+    }
+}
+
+fn chat_reply(content: &str) -> wiremock::ResponseTemplate {
+    wiremock::ResponseTemplate::new(200).set_body_json(serde_json::json!({
+        "choices": [{ "message": { "role": "assistant", "content": content } }]
+    }))
+}
+
+fn chat_store(
+    replies: Vec<wiremock::ResponseTemplate>,
+) -> (
+    tempfile::TempDir,
+    String,
+    String,
+    wiremock::MockServer,
+    tokio::runtime::Runtime,
+) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(wiremock::MockServer::start());
+    rt.block_on(
+        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
+            .respond_with(ScriptedChat(std::sync::Mutex::new(replies)))
+            .mount(&server),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let s = ask_store(dir.path());
+    let config = dir.path().join("coal.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[llm]\nurl = \"{}\"\nmodel = \"scripted\"\nattempts = 3\n",
+            server.uri()
+        ),
+    )
+    .unwrap();
+    let c = config.to_str().unwrap().to_owned();
+    (dir, s, c, server, rt)
+}
+
+#[test]
+fn protocol_an_invented_citation_in_a_generated_answer_is_cut_and_reported() {
+    let (_dir, s, c, server, rt) = chat_store(vec![chat_reply(
+        "订立劳动合同应当遵循合法、公平、诚实信用的原则[1]。另见《示范劳动法》第九百条和[9]。",
+    )]);
+    let q = "订立劳动合同应当遵循什么原则？";
+    let a = ask_json(&s, &["--config", &c, "--tier", "2"], q);
+    assert_eq!(
+        a["generated_by"].as_str().unwrap(),
+        format!("openai:scripted@{}", server.uri())
+    );
+    let text = a["answer"].as_str().unwrap();
+    assert!(
+        text.contains("[1]") && !text.contains("第九百条") && !text.contains("[9]"),
+        "{text}"
+    );
+    let removed = a["trace"]["removed_citations"].as_array().unwrap();
+    assert_eq!(removed.len(), 2, "{a}");
+    assert!(
+        removed[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("does not exist"),
+        "{removed:?}"
+    );
+    // Only what the answer cites is cited: context article [1].
+    assert_eq!(a["citations"].as_array().unwrap().len(), 1, "{a}");
+    // The LLM decomposed the question first.
+    assert_eq!(
+        a["trace"]["decomposed_by"].as_str().unwrap(),
+        format!("openai:scripted@{}", server.uri())
+    );
+    assert_eq!(
+        a["trace"]["complexity"]["intrinsic"]["decomposition"]["sub_queries"][0],
+        "订立劳动合同的原则是什么"
+    );
+    // The answer request carried the numbered context and the question.
+    let requests = rt.block_on(server.received_requests()).unwrap();
+    let answer_request = requests
+        .iter()
+        .find(|r| !String::from_utf8_lossy(&r.body).contains("拆解"))
+        .unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&answer_request.body).unwrap();
+    let user = body["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        user.starts_with("条文：\n[1] 《") && user.contains(q),
+        "{user}"
+    );
+    assert_eq!(body["model"], "scripted");
+    // Plain output reports the cut on stderr.
+    let out = coal(&["ask", "--store", &s, "--config", &c, "--tier", "2", q]);
+    assert!(
+        stderr(&out).contains("citation cut from the answer: 《示范劳动法》第九百条"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn protocol_server_errors_are_retried_and_a_broken_endpoint_falls_back_to_extractive() {
+    let q = "订立劳动合同应当遵循什么原则？";
+    let (_dir, s, c, server, rt) = chat_store(vec![
+        wiremock::ResponseTemplate::new(500),
+        wiremock::ResponseTemplate::new(503),
+        chat_reply("应当遵循合法、公平、诚实信用的原则[1]。"),
+    ]);
+    let a = ask_json(&s, &["--config", &c, "--tier", "2"], q);
+    assert!(a["generated_by"].is_string(), "{a}");
+    // The decomposition, then the answer: 500, 503, success.
+    assert_eq!(rt.block_on(server.received_requests()).unwrap().len(), 4);
+    drop(server);
+    // Malformed JSON: the answer is extractive, with a warning, never a crash.
+    let (_dir2, s2, c2, _server2, _rt2) = chat_store(vec![
+        wiremock::ResponseTemplate::new(200).set_body_string("{\"choices\": [oops"),
+    ]);
+    let a = ask_json(&s2, &["--config", &c2, "--tier", "2"], q);
+    assert!(a["generated_by"].is_null(), "{a}");
+    assert!(
+        a["answer"].as_str().unwrap().starts_with("可适用的条文"),
+        "{a}"
+    );
+    let w = a["warnings"].as_array().unwrap();
+    assert!(
+        w.iter()
+            .any(|w| w.as_str().unwrap().contains("malformed response")),
+        "{w:?}"
+    );
+    // A decomposition that is not the JSON asked for: the rules decompose, with a warning,
+    // and the answer is still generated.
+    let dir = tempfile::tempdir().unwrap();
+    let s3 = ask_store(dir.path());
+    let (_rt3, _server3, config) = routed_chat_config(
+        dir.path(),
+        vec![
+            (vec!["拆解"], "这个问题可以拆成两部分。"),
+            (vec!["条文："], "应当遵循合法、公平的原则[1]。"),
+        ],
+    );
+    let a = ask_json(
+        &s3,
+        &["--config", config.to_str().unwrap(), "--tier", "2"],
+        q,
+    );
+    assert_eq!(a["trace"]["decomposed_by"], "rules", "{a}");
+    assert!(a["generated_by"].is_string(), "{a}");
+    assert!(
+        a["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("LLM decomposition failed")),
+        "{a}"
+    );
+}
+
+#[test]
+fn protocol_llm_triple_extraction_survives_bad_replies_and_caches_good_ones() {
+    let triple = |s: &str| {
+        chat_reply(&format!(
+            "{{\"triples\":[{{\"subject\":\"{s}\",\"relation\":\"规定\",\"object\":\"保障妇女的合法权益\"}}]}}"
+        ))
+    };
+    // One request at a time, in article order: a good reply; malformed JSON twice (the
+    // article is skipped); a 500 then a reply slower than the timeout then... the rest good.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(wiremock::MockServer::start());
+    rt.block_on(
+        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
+            .respond_with(ScriptedChat(std::sync::Mutex::new(vec![
+                triple("本法"),
+                chat_reply("好的，以下是三元组"),
+                chat_reply("{\"triples\": [oops"),
+                wiremock::ResponseTemplate::new(500),
+                triple("劳动者").set_delay(std::time::Duration::from_secs(3)),
+                chat_reply("```json\n{\"triples\":[{\"subject\":\"本法\",\"relation\":\"适用于\",\"object\":\"用人单位\"},{\"subject\":\"x\",\"relation\":\"无关\",\"object\":\"y\"}]}\n```"),
+            ])))
+            .mount(&server),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("coal.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[llm]\nurl = \"{}\"\nmodel = \"scripted\"\nattempts = 1\ntimeout_secs = 1\nconcurrency = 1\n",
+            server.uri()
+        ),
+    )
+    .unwrap();
+    let c = config.to_str().unwrap();
+    let store = dir.path().join("store");
+    let first = build_with(&store, &fixtures().join("versions"), &["--config", c]);
+    let e = &first["extraction"];
+    assert_eq!(e["articles"], 5, "{e}");
+    // Article 2: two malformed replies; article 3: a 500 and a timeout: both skipped.
+    assert_eq!(e["skipped"], 2, "{e}");
+    assert_eq!(e["calls"], 7, "{e}");
+    // Article 1's triple is what its text says; the last reply's valid triple (本法 适用于
+    // 用人单位), given for articles 4 and 5, is not in their text and is dropped.
+    assert_eq!(e["triples"], 1, "{e}");
+    assert_eq!(e["invalid_triples"], 2, "{e}");
+    assert_eq!(e["ungrounded_triples"], 2, "{e}");
+    assert_eq!(
+        e["ungrounded_reasons"]["object not in the article"], 2,
+        "{e}"
+    );
+    let s = store.to_str().unwrap();
+    let q = coal(&[
+        "sparql",
+        "--store",
+        s,
+        "--format",
+        "csv",
+        "SELECT ?a ?subject ?by WHERE { ?t a coal:ExtractedTriple ; coal:fromProvision ?a ; coal:tripleSubject ?subject ; coal:extractedBy ?by } ORDER BY ?a",
+    ]);
+    let text = stdout(&q);
+    assert!(
+        text.contains("本法") && text.contains("art_1,") && text.contains("openai:scripted@"),
+        "{text}"
+    );
+    // Rebuilding: the three good replies come from the cache; only the skipped articles ask.
+    let second = build_with(&store, &fixtures().join("versions"), &["--config", c]);
+    let e = &second["extraction"];
+    assert_eq!(e["from_cache"], 3, "{e}");
+    assert_eq!(e["skipped"], 0, "{e}");
+    assert_eq!(e["calls"], 2, "{e}");
+    // A part of the corpus: the first two articles, or only the laws named.
+    let part = build_with(
+        &store,
+        &fixtures().join("versions"),
+        &["--config", c, "--extract-limit", "2"],
+    );
+    assert_eq!(part["extraction"]["articles"], 2, "{}", part["extraction"]);
+    assert_eq!(
+        part["extraction"]["from_cache"], 2,
+        "{}",
+        part["extraction"]
+    );
+    let none = build_with(
+        &store,
+        &fixtures().join("versions"),
+        &["--config", c, "--extract-law", "火星殖民法"],
+    );
+    assert_eq!(none["extraction"]["articles"], 0, "{}", none["extraction"]);
+    // And a build that may not use the LLM makes no call at all.
+    let before = rt.block_on(server.received_requests()).unwrap().len();
+    build_with(
+        &store,
+        &fixtures().join("versions"),
+        &["--config", c, "--no-extraction"],
+    );
+    assert_eq!(
+        rt.block_on(server.received_requests()).unwrap().len(),
+        before
+    );
+}
+
+/// A chat endpoint for builds that ask several kinds of question: the first rule whose
+/// needles all occur in the request answers; extraction prompts get no triples.
+struct RoutedChat(Vec<(Vec<&'static str>, &'static str)>);
+
+impl wiremock::Respond for RoutedChat {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body = String::from_utf8_lossy(&request.body);
+        for (needles, reply) in &self.0 {
+            if needles.iter().all(|n| body.contains(n)) {
+                return chat_reply(reply);
+            }
+        }
+        chat_reply("{\"triples\":[]}")
+    }
+}
+
+fn routed_chat_config(
+    dir: &Path,
+    rules: Vec<(Vec<&'static str>, &'static str)>,
+) -> (tokio::runtime::Runtime, wiremock::MockServer, PathBuf) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(wiremock::MockServer::start());
+    rt.block_on(
+        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
+            .respond_with(RoutedChat(rules))
+            .mount(&server),
+    );
+    let config = dir.join("coal.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[llm]\nurl = \"{}\"\nmodel = \"scripted\"\nattempts = 1\ntimeout_secs = 5\nconcurrency = 1\n",
+            server.uri()
+        ),
+    )
+    .unwrap();
+    (rt, server, config)
+}
+
+#[test]
+fn protocol_topics_get_llm_summaries_and_a_bad_reply_leaves_only_the_terms() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rt, server, config) = routed_chat_config(
+        dir.path(),
+        vec![
+            (vec!["主题概括", "下属主题"], "我觉得是妇女"),
+            (vec!["主题概括"], "{\"summary\": \"妇女权益保障\"}"),
+        ],
+    );
+    let store = dir.path().join("store");
+    let c = config.to_str().unwrap();
+    let summary = build_with(&store, &fixtures().join("versions"), &["--config", c]);
+    let d = &summary["domains"];
+    let (topics, domains) = (
+        d["topics"].as_u64().unwrap(),
+        d["domains"].as_u64().unwrap(),
+    );
+    assert_eq!(d["summaries"], topics, "{d}");
+    assert_eq!(d["summary_failures"], domains, "{d}");
+    let s = store.to_str().unwrap();
+    let q = |sparql: &str| {
+        let out = coal(&["sparql", "--store", s, "--format", "csv", sparql]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let with = q(
+        "SELECT ?t ?summary WHERE { ?t a coal:Domain ; coal:summary ?summary ; skos:broader ?d }",
+    );
+    assert_eq!(
+        with.matches("妇女权益保障").count() as u64,
+        topics,
+        "{with}"
+    );
+    let domain_summaries = q(
+        "SELECT ?d WHERE { ?d a coal:Domain ; coal:summary ?s FILTER NOT EXISTS { ?d skos:broader ?x } }",
+    );
+    assert_eq!(
+        domain_summaries.trim(),
+        "d",
+        "no summary from a bad reply: {domain_summaries}"
+    );
+    // The terms stay the label either way.
+    let labels = q("SELECT (COUNT(?l) AS ?n) WHERE { ?d a coal:Domain ; coal:label ?l }");
+    assert!(labels.contains(&(topics + domains).to_string()), "{labels}");
+    // A rebuild asks again only what failed (two attempts per domain).
+    let before = rt.block_on(server.received_requests()).unwrap().len();
+    build_with(&store, &fixtures().join("versions"), &["--config", c]);
+    let asked = rt.block_on(server.received_requests()).unwrap().len() - before;
+    assert_eq!(asked as u64, 2 * domains);
+}
+
+#[test]
+fn protocol_entity_fusion_merges_by_rules_asks_the_llm_when_unsure_and_records_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    let law = |name: &str, date: &str, body: &str| {
+        std::fs::write(
+            corpus.join(format!("{name}({date}).md")),
+            format!("# {name}\n\n<!-- INFO END -->\n\n{body}\n"),
+        )
+        .unwrap();
+    };
+    let kin =
+        "本法所称近亲属，是指配偶、父母、子女、兄弟姐妹、祖父母、外祖父母、孙子女、外孙子女。";
+    law(
+        "示范甲法",
+        "2020-01-01",
+        &format!("第一条 {kin}\n\n第二条 近亲属可以代为申请。"),
+    );
+    law("示范乙法", "2021-01-01", &format!("第一条 {kin}"));
+    law(
+        "示范丙法",
+        "2022-01-01",
+        "第一条 本法所称近亲属，是指船舶所有人书面委托的港口代理机构。",
+    );
+    law(
+        "示范丁法",
+        "2022-01-01",
+        "第一条 本法所称未成年人，是指未满十八周岁的公民。",
+    );
+    let (rt, server, config) = routed_chat_config(
+        dir.path(),
+        vec![
+            (
+                vec!["是否指同一事物", "示范甲法", "示范丙法"],
+                "{\"same\": false, \"reason\": \"所指范围完全不同\"}",
+            ),
+            (
+                vec!["是否指同一事物", "示范乙法", "示范丙法"],
+                "```json\n{\"verdict\": \"maybe\"}\n```",
+            ),
+            (vec!["主题概括"], "{\"summary\": \"近亲属\"}"),
+        ],
+    );
+    let store = dir.path().join("store");
+    let summary = build_with(&store, &corpus, &["--config", config.to_str().unwrap()]);
+    let f = &summary["fusion"];
+    assert_eq!(f["concepts"], 4, "{f}");
+    assert_eq!(f["same_label"], 3, "{f}");
+    assert_eq!(f["merged_by_rules"], 1, "identical definitions: {f}");
+    assert_eq!(f["apart_by_llm"], 1, "{f}");
+    assert_eq!(f["llm_failures"], 1, "a reply without a verdict: {f}");
+    assert_eq!(f["entities"], 1, "{f}");
+    assert_eq!(f["concepts_fused"], 2, "{f}");
+    let s = store.to_str().unwrap();
+    let q = |sparql: &str| {
+        let out = coal(&["sparql", "--store", s, "--format", "csv", sparql]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    // The entity, its label and the two concepts fused into it.
+    let fused = q(
+        "SELECT ?label ?c WHERE { ?e a coal:Entity ; skos:prefLabel ?label . ?c coal:fusedInto ?e } ORDER BY ?c",
+    );
+    assert!(fused.contains("近亲属"), "{fused}");
+    assert!(
+        fused.contains("示范甲法/concept/") && fused.contains("示范乙法/concept/"),
+        "{fused}"
+    );
+    assert!(!fused.contains("示范丙法"), "{fused}");
+    // Every decision with its evidence and who made it.
+    let decisions = q(
+        "SELECT ?decision ?by ?evidence WHERE { ?d a coal:FusionDecision ; coal:decision ?decision ; coal:decidedBy ?by ; coal:evidence ?evidence } ORDER BY ?decision ?by",
+    );
+    let rows = decisions.lines().filter(|l| !l.trim().is_empty()).count();
+    assert_eq!(rows, 4, "a header and three pairs: {decisions}");
+    assert!(
+        decisions.contains("merged,rules,same normalized label"),
+        "{decisions}"
+    );
+    assert!(decisions.contains("所指范围完全不同"), "{decisions}");
+    assert!(decisions.contains("LLM failed"), "{decisions}");
+    // Rebuilding asks nothing new: the verdict is cached; the failed pair is asked again.
+    let before = rt.block_on(server.received_requests()).unwrap().len();
+    let again = build_with(&store, &corpus, &["--config", config.to_str().unwrap()]);
+    assert_eq!(again["fusion"]["apart_by_llm"], 1);
+    let asked = rt.block_on(server.received_requests()).unwrap().len() - before;
+    // The extraction replies (empty) and the verdict are cached; the malformed pair is
+    // asked again (two attempts).
+    assert_eq!(asked, 2, "{asked} requests");
+}
