@@ -16,7 +16,6 @@ pub mod eval;
 pub mod eval_answer;
 pub mod eval_retrieval;
 pub mod excerpt;
-pub mod generate;
 pub mod graph;
 pub mod link;
 pub mod method;

@@ -79,7 +79,7 @@ pub struct Trace {
     /// The graph nodes the question links to, with the evidence.
     pub links: Vec<Link>,
     /// Citations cut from a generated answer, with the reason.
-    pub removed_citations: Vec<crate::generate::RemovedCitation>,
+    pub removed_citations: Vec<super::generate::RemovedCitation>,
     pub bm25: Vec<Hit>,
     /// BM25 over character bigrams.
     pub bigram: Vec<Hit>,
@@ -200,7 +200,7 @@ pub(crate) struct Written {
     pub answer: String,
     pub context: Vec<ContextArticle>,
     pub generated_by: Option<String>,
-    pub removed: Vec<crate::generate::RemovedCitation>,
+    pub removed: Vec<super::generate::RemovedCitation>,
 }
 
 /// The answer: the chat model's from the numbered context when there is one (its
@@ -221,10 +221,10 @@ pub(crate) fn write(
             removed: Vec::new(),
         };
     };
-    let user = crate::generate::user_prompt(question, &context);
-    match chat.complete(crate::generate::system_prompt(), &user) {
+    let user = super::generate::user_prompt(question, &context);
+    match chat.complete(super::generate::system_prompt(), &user) {
         Ok(out) => {
-            let g = crate::generate::validate(&out, &context, exists);
+            let g = super::generate::validate(&out, &context, exists);
             let context = if g.cited.is_empty() {
                 warnings.push(
                     "the generated answer cites no article; the context articles are listed".into(),

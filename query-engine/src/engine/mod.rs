@@ -13,6 +13,7 @@
 mod analyse;
 mod answer;
 mod context_stage;
+pub mod generate;
 mod graph_tier;
 mod lookup;
 mod retrieval;
@@ -34,7 +35,6 @@ use crate::method::MethodConfig;
 use crate::retrieve::Retriever;
 
 pub use analyse::{MAX_QUESTION_CHARS, check_date};
-pub(crate) use answer::cite_line;
 pub use answer::{
     Answer, AnswerKind, Citation, ContextArticle, Dropped, ExplainedPath, Kept, RANKED_KEPT, Trace,
 };

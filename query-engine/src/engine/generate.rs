@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde::Serialize;
 
-use crate::engine::ContextArticle;
+use super::answer::ContextArticle;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RemovedCitation {
@@ -38,7 +38,7 @@ pub fn system_prompt() -> &'static str {
 pub fn user_prompt(question: &str, context: &[ContextArticle]) -> String {
     let mut out = String::from("条文：\n");
     for (i, c) in context.iter().enumerate() {
-        out.push_str(&format!("[{}] {}\n", i + 1, crate::engine::cite_line(c)));
+        out.push_str(&format!("[{}] {}\n", i + 1, super::answer::cite_line(c)));
     }
     out.push_str(&format!("\n问题：{question}\n"));
     out
