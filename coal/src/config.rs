@@ -99,7 +99,7 @@ impl Models {
     /// The method's constants (`[method]`), validated.
     pub fn method(&self) -> anyhow::Result<query_engine::method::MethodConfig> {
         let method = self.file.method.clone();
-        method.validate().map_err(|e| anyhow::anyhow!(e))?;
+        method.validate()?;
         Ok(method)
     }
 }

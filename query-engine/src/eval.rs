@@ -29,15 +29,21 @@ pub struct EvalItem {
 
 /// Reads a JSONL set; a bad line is an error naming file and line.
 pub fn load_set(path: &Path) -> Result<Vec<EvalItem>, QueryError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| QueryError::BadInput(format!("{}: {e}", path.display())))?;
+    let text = std::fs::read_to_string(path).map_err(|e| QueryError::BadEvalSet {
+        path: path.to_owned(),
+        line: None,
+        message: e.to_string(),
+    })?;
     let mut items = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let item: EvalItem = serde_json::from_str(line)
-            .map_err(|e| QueryError::BadInput(format!("{}:{}: {e}", path.display(), i + 1)))?;
+        let item: EvalItem = serde_json::from_str(line).map_err(|e| QueryError::BadEvalSet {
+            path: path.to_owned(),
+            line: Some(i + 1),
+            message: e.to_string(),
+        })?;
         items.push(item);
     }
     Ok(items)
@@ -102,11 +108,12 @@ impl GoldMap {
 
     /// The IRIs that satisfy one gold citation; an unmappable gold is an error naming it.
     pub fn resolve(&self, item: &EvalItem, gold: &GoldCitation) -> Result<Vec<String>, QueryError> {
-        let unmappable = |why: &str| {
-            QueryError::BadInput(format!(
-                "item {}: gold {} {} ({}) {why}; build the store with the profile that contains it",
-                item.id, gold.law, gold.article, gold.file
-            ))
+        let unmappable = |why: &'static str| QueryError::UnmappableGold {
+            item: item.id.clone(),
+            law: gold.law.clone(),
+            article: gold.article.clone(),
+            file: gold.file.clone(),
+            why,
         };
         let version = self
             .file_to_version

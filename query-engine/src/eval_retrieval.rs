@@ -147,12 +147,7 @@ impl RetrievalRun<'_> {
                         (fused, t_bm25 + t_dense + ms_since(t))
                     }
                     _ => {
-                        let (graph, method) = self.rerank.ok_or_else(|| {
-                            QueryError::BadInput(
-                                "re-ranking needs the statute graph and the method's constants"
-                                    .into(),
-                            )
-                        })?;
+                        let (graph, method) = self.rerank.ok_or(QueryError::RerankWithoutGraph)?;
                         let graph = (!self.include_old).then_some(graph);
                         let t = Instant::now();
                         let list = crate::rerank::rerank(d, b, g, graph, method);

@@ -30,8 +30,63 @@ use kg_store::{GraphBackend, SparqlOutput};
 pub enum QueryError {
     #[error(transparent)]
     Store(#[from] kg_store::StoreError),
-    #[error("{0}")]
-    BadInput(String),
+    #[error("the question is empty")]
+    EmptyQuestion,
+    #[error("a law name and an article label are needed")]
+    LookupNeedsLawAndLabel,
+    /// The store's vectors and the configured encoder are different models.
+    #[error(
+        "the store's {index} come from {stored} but the configured model is {configured}; rebuild the store or configure that model"
+    )]
+    ModelMismatch {
+        index: &'static str,
+        stored: String,
+        configured: String,
+    },
+    #[error("dense search needs the embedding model and a store built with embeddings")]
+    DenseNeedsModel,
+    #[error("dense search needs a store built with embeddings")]
+    DenseNeedsEmbeddings,
+    #[error(transparent)]
+    Model(#[from] coal_models::ModelError),
+    #[error(transparent)]
+    Method(#[from] crate::method::MethodError),
+    #[error("a start-up thread panicked")]
+    StartupPanic,
+    /// A line of an evaluation set that does not parse, or a set that cannot be read.
+    #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    BadEvalSet {
+        path: std::path::PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
+    #[error(
+        "item {item}: gold {law} {article} ({file}) {why}; build the store with the profile that contains it"
+    )]
+    UnmappableGold {
+        item: String,
+        law: String,
+        article: String,
+        file: String,
+        why: &'static str,
+    },
+    #[error("a law name is needed")]
+    NoLawName,
+    #[error("no law named 《{0}》 in this store")]
+    UnknownLaw(String),
+    #[error("`{0}` is neither a version date, a version IRI nor a date (YYYY-MM-DD)")]
+    BadVersion(String),
+    #[error("no version was in force on {date}; the first is of {first}")]
+    NoVersionInForce { date: String, first: String },
+    #[error("《{0}》 has one version in this store; nothing to compare")]
+    OneVersion(String),
+    #[error("the `from` version must be older than the `to` version")]
+    VersionsOutOfOrder,
+    /// Tier 2's re-ranking was asked for without the statute graph and method constants.
+    #[error("re-ranking needs the statute graph and the method's constants")]
+    RerankWithoutGraph,
+    #[error("cannot write the result as JSON: {0}")]
+    Json(#[from] serde_json::Error),
     #[error("the encoder did not load: {0}")]
     Encoder(String),
     #[error("the date {date} is impossible: {reason}")]
@@ -39,6 +94,23 @@ pub enum QueryError {
 }
 
 /// An article as found in the graph.
+impl QueryError {
+    /// Whether the request itself is at fault (the question, a name, a date, a version,
+    /// a set, a search the store cannot serve), not the store, the model or the machine.
+    pub fn is_bad_request(&self) -> bool {
+        !matches!(
+            self,
+            QueryError::Store(_)
+                | QueryError::Encoder(_)
+                | QueryError::Model(_)
+                | QueryError::Method(_)
+                | QueryError::StartupPanic
+                | QueryError::RerankWithoutGraph
+                | QueryError::Json(_)
+        )
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ArticleHit {
     pub iri: String,
@@ -73,9 +145,7 @@ pub fn lookup_article(
     let short = coal_corpus::typed_law_name(law);
     let short = short.as_str();
     if short.is_empty() || label.trim().is_empty() {
-        return Err(QueryError::BadInput(
-            "a law name and an article label are needed".into(),
-        ));
+        return Err(QueryError::LookupNeedsLawAndLabel);
     }
     let q = format!(
         r#"SELECT ?a ?title ?date ?text WHERE {{

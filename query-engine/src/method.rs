@@ -70,6 +70,24 @@ impl Default for MethodConfig {
     }
 }
 
+/// A `[method]` value that makes no sense: the field it is about and what is wrong.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct MethodError {
+    /// The field of `[method]` (`gamma`, `theta_low`, …).
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl MethodError {
+    fn new(field: &'static str, message: impl Into<String>) -> MethodError {
+        MethodError {
+            field,
+            message: message.into(),
+        }
+    }
+}
+
 impl MethodConfig {
     /// Every constant exactly as the paper gives it.
     pub fn paper() -> Self {
@@ -105,7 +123,7 @@ impl MethodConfig {
     }
 
     /// Checks the values make sense; the error names the field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), MethodError> {
         let unit = [
             ("alpha", self.alpha),
             ("beta", self.beta),
@@ -118,13 +136,17 @@ impl MethodConfig {
         ];
         for (name, v) in unit {
             if !(0.0..=1.0).contains(&v) {
-                return Err(format!("method.{name} = {v} is outside [0, 1]"));
+                return Err(MethodError::new(
+                    name,
+                    format!("method.{name} = {v} is outside [0, 1]"),
+                ));
             }
         }
         if !(self.theta_low <= self.theta_medium && self.theta_medium <= self.theta_high) {
-            return Err(
-                "method thresholds must satisfy theta_low <= theta_medium <= theta_high".into(),
-            );
+            return Err(MethodError::new(
+                "theta_low",
+                "method thresholds must satisfy theta_low <= theta_medium <= theta_high",
+            ));
         }
         let rerank = [
             ("rerank_dense", self.rerank_dense),
@@ -138,27 +160,40 @@ impl MethodConfig {
         ];
         for (name, v) in rerank {
             if !(v.is_finite() && v >= 0.0) {
-                return Err(format!("method.{name} = {v} must be a non-negative number"));
+                return Err(MethodError::new(
+                    name,
+                    format!("method.{name} = {v} must be a non-negative number"),
+                ));
             }
         }
         if self.rerank_dense + self.rerank_bm25 + self.rerank_bigram <= 0.0 {
-            return Err(
-                "method.rerank_dense + rerank_bm25 + rerank_bigram must be positive: with all three at 0 the re-ranking ignores the question".into(),
-            );
+            return Err(MethodError::new(
+                "rerank_dense",
+                "method.rerank_dense + rerank_bm25 + rerank_bigram must be positive: with all three at 0 the re-ranking ignores the question",
+            ));
         }
         if !(self.graph_max_cost.is_finite() && self.graph_max_cost > 0.0)
             || self.graph_max_nodes == 0
         {
-            return Err("method.graph_max_cost and method.graph_max_nodes must be positive".into());
+            return Err(MethodError::new(
+                "graph_max_cost",
+                "method.graph_max_cost and method.graph_max_nodes must be positive",
+            ));
         }
         if self.n <= 0.0 || self.consistency_k == 0 {
-            return Err("method.n and method.consistency_k must be positive".into());
+            return Err(MethodError::new(
+                "n",
+                "method.n and method.consistency_k must be positive",
+            ));
         }
         for t in 0..4 {
             if self.context_min[t] == 0 || self.context_min[t] > self.context_max[t] {
-                return Err(format!(
-                    "method.context_min/context_max for tier {}: need 1 <= min <= max",
-                    t + 1
+                return Err(MethodError::new(
+                    "context_min",
+                    format!(
+                        "method.context_min/context_max for tier {}: need 1 <= min <= max",
+                        t + 1
+                    ),
                 ));
             }
         }
@@ -190,9 +225,14 @@ mod tests {
         let bad = |f: fn(&mut MethodConfig)| {
             let mut c = MethodConfig::default();
             f(&mut c);
-            c.validate().unwrap_err()
+            let e = c.validate().unwrap_err();
+            (e.field, e.to_string())
         };
-        assert!(bad(|c| c.gamma = 1.5).contains("method.gamma"));
+        let (field, text) = bad(|c| c.gamma = 1.5);
+        assert_eq!(field, "gamma");
+        assert!(text.contains("method.gamma"), "{text}");
+        assert_eq!(bad(|c| c.context_min[2] = 11).0, "context_min");
+        let bad = |f: fn(&mut MethodConfig)| bad(f).1;
         assert!(bad(|c| c.theta_low = 0.9).contains("theta_low <= theta_medium"));
         assert!(bad(|c| c.rerank_section = -0.1).contains("method.rerank_section"));
         assert!(bad(|c| c.rerank_centrality = f64::NAN).contains("method.rerank_centrality"));

@@ -100,20 +100,20 @@ impl Retriever {
         if let (Some(v), Some(e)) = (&vectors, &embedder)
             && v.model_id() != e.model_id()
         {
-            return Err(QueryError::BadInput(format!(
-                "the store's vectors come from {} but the configured model is {}; rebuild the store or configure that model",
-                v.model_id(),
-                e.model_id()
-            )));
+            return Err(QueryError::ModelMismatch {
+                index: "vectors",
+                stored: v.model_id().to_owned(),
+                configured: e.model_id().to_owned(),
+            });
         }
         if let (Some(p), Some(e)) = (&paragraphs, &embedder)
             && p.model_id() != e.model_id()
         {
-            return Err(QueryError::BadInput(format!(
-                "the store's 款 vectors come from {} but the configured model is {}; rebuild the store",
-                p.model_id(),
-                e.model_id()
-            )));
+            return Err(QueryError::ModelMismatch {
+                index: "款 vectors",
+                stored: p.model_id().to_owned(),
+                configured: e.model_id().to_owned(),
+            });
         }
         Ok(Retriever {
             text,
@@ -145,7 +145,7 @@ impl Retriever {
     ) -> Result<String, QueryError> {
         let q = question.trim();
         if q.is_empty() {
-            return Err(QueryError::BadInput("the question is empty".into()));
+            return Err(QueryError::EmptyQuestion);
         }
         let q: String = q
             .chars()
@@ -232,13 +232,9 @@ impl Retriever {
     /// The question's embedding (the model's query form).
     pub fn embed_query(&self, question: &str) -> Result<Vec<f32>, QueryError> {
         let (Some(_), Some(embedder)) = (&self.vectors, &self.embedder) else {
-            return Err(QueryError::BadInput(
-                "dense search needs the embedding model and a store built with embeddings".into(),
-            ));
+            return Err(QueryError::DenseNeedsModel);
         };
-        let mut q = embedder
-            .embed(&[question], TextKind::Query)
-            .map_err(|e| QueryError::BadInput(e.to_string()))?;
+        let mut q = embedder.embed(&[question], TextKind::Query)?;
         Ok(q.swap_remove(0))
     }
 
@@ -250,9 +246,7 @@ impl Retriever {
         include_old: bool,
     ) -> Result<Vec<Hit>, QueryError> {
         let Some(vectors) = &self.vectors else {
-            return Err(QueryError::BadInput(
-                "dense search needs a store built with embeddings".into(),
-            ));
+            return Err(QueryError::DenseNeedsEmbeddings);
         };
         Ok(vectors
             .search(q, k, include_old)?

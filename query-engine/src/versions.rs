@@ -65,7 +65,7 @@ pub fn history(g: &dyn GraphBackend, law: &str) -> Result<Vec<VersionInfo>, Quer
     let short = coal_corpus::typed_law_name(law);
     let short = short.as_str();
     if short.is_empty() {
-        return Err(QueryError::BadInput("a law name is needed".into()));
+        return Err(QueryError::NoLawName);
     }
     let q = format!(
         // Grouped by the version alone, never by an OPTIONAL's variable: Virtuoso splits
@@ -92,9 +92,7 @@ pub fn history(g: &dyn GraphBackend, law: &str) -> Result<Vec<VersionInfo>, Quer
         })
         .collect();
     if out.is_empty() {
-        return Err(QueryError::BadInput(format!(
-            "no law named 《{name}》 in this store"
-        )));
+        return Err(QueryError::UnknownLaw(name.to_owned()));
     }
     for i in 1..out.len() {
         out[i].changes_from_previous = counts(g, &out[i - 1].iri, &out[i].iri)?;
@@ -134,21 +132,18 @@ pub fn pick(versions: &[VersionInfo], spec: &str) -> Result<usize, QueryError> {
     }
     let is_date = spec.len() == 10 && spec.as_bytes()[4] == b'-' && spec.as_bytes()[7] == b'-';
     if !is_date {
-        return Err(QueryError::BadInput(format!(
-            "`{spec}` is neither a version date, a version IRI nor a date (YYYY-MM-DD)"
-        )));
+        return Err(QueryError::BadVersion(spec.to_owned()));
     }
     versions
         .iter()
         .rposition(|v| v.version_date.as_deref().is_some_and(|d| d <= spec))
-        .ok_or_else(|| {
-            QueryError::BadInput(format!(
-                "no version was in force on {spec}; the first is of {}",
-                versions[0]
-                    .version_date
-                    .as_deref()
-                    .unwrap_or("an unknown date")
-            ))
+        .ok_or_else(|| QueryError::NoVersionInForce {
+            date: spec.to_owned(),
+            first: versions[0]
+                .version_date
+                .as_deref()
+                .unwrap_or("an unknown date")
+                .to_owned(),
         })
 }
 
@@ -161,10 +156,7 @@ pub fn diff(
 ) -> Result<Diff, QueryError> {
     let versions = history(g, law)?;
     if versions.len() < 2 {
-        return Err(QueryError::BadInput(format!(
-            "《{}》 has one version in this store; nothing to compare",
-            versions[0].title
-        )));
+        return Err(QueryError::OneVersion(versions[0].title.clone()));
     }
     let t = match to {
         Some(s) => pick(&versions, s)?,
@@ -175,9 +167,7 @@ pub fn diff(
         None => t.saturating_sub(1),
     };
     if f >= t {
-        return Err(QueryError::BadInput(
-            "the `from` version must be older than the `to` version".into(),
-        ));
+        return Err(QueryError::VersionsOutOfOrder);
     }
     let (fv, tv) = (&versions[f], &versions[t]);
     let q = format!(

@@ -21,11 +21,12 @@ use crate::served::Served;
 use crate::sparql::error;
 
 fn query_error(e: QueryError) -> Response {
-    match e {
-        QueryError::BadInput(m) => error(StatusCode::BAD_REQUEST, m),
-        e @ QueryError::BadDate { .. } => error(StatusCode::BAD_REQUEST, e.to_string()),
-        e => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
-    }
+    let status = if e.is_bad_request() {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::INTERNAL_SERVER_ERROR
+    };
+    error(status, e.to_string())
 }
 
 /// Runs `f` on the current build on a blocking thread (the engine's work is CPU-bound).
@@ -90,8 +91,7 @@ async fn ask(app: Arc<App>, req: AskRequest) -> Response {
     let explain = req.explain;
     on_build(&app, move |s| {
         let answer = s.engine.ask(&question, &opts)?;
-        let mut v =
-            serde_json::to_value(&answer).map_err(|e| QueryError::BadInput(e.to_string()))?;
+        let mut v = serde_json::to_value(&answer).map_err(QueryError::from)?;
         if !explain && let Some(o) = v.as_object_mut() {
             o.remove("trace");
         }
@@ -326,7 +326,7 @@ pub(crate) async fn node(State(app): State<Arc<App>>, Query(req): Query<NodeRequ
 pub(crate) async fn history(State(app): State<Arc<App>>, Path(law): Path<String>) -> Response {
     on_build(&app, move |s| {
         let h = query_engine::versions::history(s.store.graph(), &law)?;
-        serde_json::to_value(h).map_err(|e| QueryError::BadInput(e.to_string()))
+        serde_json::to_value(h).map_err(QueryError::from)
     })
     .await
 }
@@ -349,7 +349,7 @@ pub(crate) async fn diff(
             req.from.as_deref(),
             req.to.as_deref(),
         )?;
-        serde_json::to_value(d).map_err(|e| QueryError::BadInput(e.to_string()))
+        serde_json::to_value(d).map_err(QueryError::from)
     })
     .await
 }

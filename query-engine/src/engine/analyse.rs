@@ -100,7 +100,7 @@ pub(crate) fn clean(question: &str, warnings: &mut Vec<String>) -> Result<String
         .collect();
     let q = q.trim().to_owned();
     if q.is_empty() {
-        return Err(QueryError::BadInput("the question is empty".into()));
+        return Err(QueryError::EmptyQuestion);
     }
     // The statutes are Chinese: a question without a Chinese character matches them
     // only by accident (numbers, the multilingual embedding's rough alignment).

@@ -118,7 +118,7 @@ impl Engine {
     where
         F: FnOnce() -> Result<Option<Box<dyn Embedder>>, EncoderLoadError> + Send,
     {
-        cfg.validate().map_err(QueryError::BadInput)?;
+        cfg.validate()?;
         let started = Instant::now();
         let since = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
         let (embedder, vectors, paragraphs, text, data, mut open_ms) =
@@ -132,7 +132,7 @@ impl Engine {
                 let data = store.statute_graph()?;
                 let mut open_ms = vec![timed("text index, graph file")()];
                 fn join<T>(r: std::thread::Result<T>) -> Result<T, QueryError> {
-                    r.map_err(|_| QueryError::BadInput("a start-up thread panicked".into()))
+                    r.map_err(|_| QueryError::StartupPanic)
                 }
                 let (embedder, t) = join(encoder.join())?;
                 open_ms.push(t);
@@ -226,7 +226,7 @@ impl Engine {
     }
 
     pub fn set_config(&mut self, cfg: MethodConfig) -> Result<(), QueryError> {
-        cfg.validate().map_err(QueryError::BadInput)?;
+        cfg.validate()?;
         self.cfg = cfg;
         Ok(())
     }
