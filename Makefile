@@ -52,11 +52,13 @@ demo: coal model
 # The tests' own compile lints the workspace's crates with clippy (`-D warnings`): cargo
 # runs them through clippy-driver, which compiles as rustc does, so the lints cost no
 # second check of every dependency (what `cargo clippy` would add on a clean machine).
-CLIPPY_AS_RUSTC := RUSTC_WORKSPACE_WRAPPER=$$(command -v clippy-driver) \
-	CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
+# Without rustup's clippy component the tests still run, unlinted, and say so.
+CLIPPY_DRIVER := $(shell command -v clippy-driver)
+CLIPPY_AS_RUSTC := $(if $(CLIPPY_DRIVER),RUSTC_WORKSPACE_WRAPPER=$(CLIPPY_DRIVER) \
+	CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__)
 
 test: model
-	@command -v clippy-driver >/dev/null || { echo "clippy-driver not found: rustup component add clippy" >&2; exit 1; }
+	@[ -n "$(CLIPPY_DRIVER)" ] || echo "warning: clippy-driver not found (rustup component add clippy): the tests compile without clippy's lints" >&2
 	cargo fmt --all --check
 	$(CLIPPY_AS_RUSTC) COAL_MODEL=$$(if [ -f $(SHARED)/models/e5-small-q4.bin ]; then realpath $(SHARED)/models/e5-small-q4.bin; else realpath .models/e5-small-q4.bin; fi) \
 		cargo test --workspace --all-targets
