@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction calibrate calibrate-folds eval-retrieval fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction calibrate calibrate-folds eval-retrieval fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -85,6 +85,11 @@ bench-build-all: coal model
 # (a linked copy of the corpus with 劳动合同法 第一条 reworded): stage times, peak memory.
 bench-incremental-all: coal
 	scripts/bench_incremental_all.sh $(COAL) $(CORPUS)
+
+# The statute-graph queries with and without oxigraph's ORDER BY and the per-solution
+# version filter, on the store bench-incremental-all leaves.
+bench-statute-graph-queries: coal
+	scripts/bench_statute_graph_queries.sh $(COAL) /tmp/coal-bench-incremental-all/store
 
 # `coal publish` of the social16 store to a throw-away Virtuoso (scripts/virtuoso.sh),
 # then again (nothing to send): graphs, triples, bytes and seconds.

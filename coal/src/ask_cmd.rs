@@ -49,8 +49,8 @@ pub fn engine_over(store: &Store, models: &Models) -> anyhow::Result<Engine> {
             .map_err(|e| -> query_engine::engine::EncoderLoadError { format!("{e:#}").into() })
     };
     let mut engine = Engine::open_loading(store, load, models.file.method.clone())?;
-    if let Some(llm) = &models.file.llm {
-        engine.set_chat(llm.client()?);
+    if let Some((chat, _)) = models.chat()? {
+        engine.set_chat(chat);
     }
     Ok(engine)
 }

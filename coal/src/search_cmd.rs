@@ -169,8 +169,7 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
     for path in &args.sets {
         let items = load_set(path)?;
         let gold = gold_map.gold_sets(&items)?;
-        let mut dump_error = None;
-        let runs = run.run(&items, |qi, lists| {
+        let runs = run.run(&items, |qi, lists| -> anyhow::Result<()> {
             if let Some(out) = dump.as_mut() {
                 let pairs = |hits: &[Hit]| -> Vec<(String, f32)> {
                     hits.iter().map(|h| (h.iri.clone(), h.score)).collect()
@@ -181,15 +180,10 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
                     "bm25": pairs(lists.bm25), "bigram": pairs(lists.bigram), "dense": pairs(lists.dense),
                     "gold": gold[qi], "query_vector": lists.query_vector,
                 });
-                if let Err(e) = writeln!(out, "{line}") {
-                    dump_error.get_or_insert(e);
-                }
+                writeln!(out, "{line}").context("cannot write the --dump file")?;
             }
             Ok(())
         })?;
-        if let Some(e) = dump_error {
-            return Err(e).context("cannot write the --dump file");
-        }
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().trim_end_matches(".jsonl").to_owned())

@@ -458,6 +458,11 @@ fn build_record(id: &str) -> rdf::QuadSink {
     b
 }
 
+/// Adds the wall time since `t` to a stage's seconds.
+fn add_secs(seconds: &mut BTreeMap<String, f64>, stage: &str, t: Instant) {
+    *seconds.entry(stage.to_owned()).or_insert(0.0) += t.elapsed().as_secs_f64();
+}
+
 /// Runs the stages in order (extraction, graph, BM25, embeddings, domains, fusion,
 /// statute graph, metadata) into the new build; the caller commits or aborts it.
 async fn write(
@@ -470,9 +475,6 @@ async fn write(
     opts: &BuildOptions,
 ) -> Result<Written, BuildError> {
     let mut seconds = BTreeMap::new();
-    let mut timed = |name: &str, t: Instant| {
-        *seconds.entry(name.to_owned()).or_insert(0.0) += t.elapsed().as_secs_f64();
-    };
     // Each store-wide cache is read once per build and shared by the stages.
     let llm = llm.map(|l| stages::Llm::open(writer, &l)).transpose()?;
     let mut encoder = match embedder {
@@ -487,7 +489,7 @@ async fn write(
         let (report, sinks) = stages::extract_stage(corpus, llm, observer)?;
         extracted = sinks;
         extraction = Some(report);
-        timed("extract", t);
+        add_secs(&mut seconds, "extract", t);
     }
 
     let t = Instant::now();
@@ -497,9 +499,6 @@ async fn write(
     let graph_secs = t.elapsed().as_secs_f64() - g.quads_secs;
     seconds.insert("graph".to_owned(), graph_secs);
     seconds.insert("quads".to_owned(), g.quads_secs);
-    let mut timed = |name: &str, t: Instant| {
-        *seconds.entry(name.to_owned()).or_insert(0.0) += t.elapsed().as_secs_f64();
-    };
 
     let mut embed_report = None;
     let mut domain_report = None;
@@ -507,13 +506,13 @@ async fn write(
     if !opts.structure_only {
         let t = Instant::now();
         stages::write_text_index(writer, corpus, observer)?;
-        timed("bm25", t);
+        add_secs(&mut seconds, "bm25", t);
         if let Some(encoder) = encoder.as_mut() {
             let t = Instant::now();
             let (report, passage_keys) =
                 embed::embed_stage(writer, corpus, encoder, opts.incremental, observer)?;
             embed_report = Some(report);
-            timed("embed", t);
+            add_secs(&mut seconds, "embed", t);
             let t = Instant::now();
             let (report, quads, by_topic) = stages::domain_stage(
                 writer,
@@ -528,7 +527,7 @@ async fn write(
             g.delta.put(quads)?;
             domain_report = Some(report);
             centroids = by_topic;
-            timed("domains", t);
+            add_secs(&mut seconds, "domains", t);
         }
     }
     let t = Instant::now();
@@ -538,7 +537,7 @@ async fn write(
         stages::fusion_stage(writer, &concepts, encoder.as_mut(), llm.as_ref(), observer)?;
     g.counts.add(&quads.counts);
     g.delta.put(quads)?;
-    timed("fusion", t);
+    add_secs(&mut seconds, "fusion", t);
 
     let t = Instant::now();
     let mut reuse = g.reuse;
@@ -546,13 +545,13 @@ async fn write(
     reuse.graphs_kept = g.delta.kept;
     reuse.graphs_written = g.delta.written;
     g.delta.state.write(&writer.build_dir())?;
-    timed("graph", t);
+    add_secs(&mut seconds, "graph", t);
 
     if !opts.structure_only {
         let t = Instant::now();
         observer.stage("statute graph", None);
         writer.write_statute_graph(&centroids)?;
-        timed("statute_graph", t);
+        add_secs(&mut seconds, "statute_graph", t);
     }
 
     let t = Instant::now();
@@ -561,7 +560,7 @@ async fn write(
     writer
         .write_metadata(rows.laws, rows.versions, rows.articles)
         .await?;
-    timed("metadata", t);
+    add_secs(&mut seconds, "metadata", t);
     Ok(Written {
         counts: g.counts,
         embeddings: embed_report,

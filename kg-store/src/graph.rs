@@ -95,9 +95,6 @@ pub trait GraphBackend: Send + Sync {
     }
 }
 
-/// The prefixes every query may use undeclared (locally and against a remote endpoint).
-pub(crate) const PREDECLARED: [(&str, &str); 7] = coal_ontology::ns::PREFIXES;
-
 /// The names of a result's variables, in order.
 pub(crate) fn variable_names(variables: &[oxigraph::sparql::Variable]) -> Vec<String> {
     variables.iter().map(|v| v.as_str().to_owned()).collect()
@@ -117,7 +114,7 @@ pub(crate) fn solution_row(
 
 pub(crate) fn evaluator() -> SparqlEvaluator {
     let mut ev = SparqlEvaluator::new();
-    for (p, iri) in PREDECLARED {
+    for (p, iri) in coal_ontology::ns::PREFIXES {
         ev = ev.with_prefix(p, iri).expect("valid prefix IRI");
     }
     ev
@@ -195,11 +192,7 @@ impl LocalGraph {
                 .map_err(|e| StoreError::Serialize(e.to_string()))
         } else {
             // Turtle has no graph names: write every triple once, named graphs merged.
-            let mut ser = RdfSerializer::from_format(format);
-            for (p, ns) in coal_ontology::ns::PREFIXES {
-                ser = ser.with_prefix(p, ns).expect("valid prefix");
-            }
-            let mut ser = ser.for_writer(out);
+            let mut ser = crate::protocol::serializer(format).for_writer(out);
             for q in self.store.iter() {
                 let q = q?;
                 ser.serialize_triple(&Triple::from(q))

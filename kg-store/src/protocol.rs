@@ -144,15 +144,20 @@ impl LocalGraph {
     }
 }
 
-/// Writes triples in an RDF syntax (Turtle, N-Triples, RDF/XML, JSON-LD, …) with the
-/// ontology's prefixes where the syntax has them.
-pub fn write_triples(triples: &[Triple], format: RdfFormat, out: impl Write) -> Result<()> {
-    let ser_err = |e: std::io::Error| StoreError::Serialize(e.to_string());
+/// A serializer for `format` that writes the predeclared prefixes (Turtle and friends).
+pub(crate) fn serializer(format: RdfFormat) -> RdfSerializer {
     let mut ser = RdfSerializer::from_format(format);
     for (p, ns) in coal_ontology::ns::PREFIXES {
         ser = ser.with_prefix(p, ns).expect("valid prefix");
     }
-    let mut w = ser.for_writer(out);
+    ser
+}
+
+/// Writes triples in an RDF syntax (Turtle, N-Triples, RDF/XML, JSON-LD, …) with the
+/// ontology's prefixes where the syntax has them.
+pub fn write_triples(triples: &[Triple], format: RdfFormat, out: impl Write) -> Result<()> {
+    let ser_err = |e: std::io::Error| StoreError::Serialize(e.to_string());
+    let mut w = serializer(format).for_writer(out);
     for t in triples {
         w.serialize_triple(t).map_err(ser_err)?;
     }

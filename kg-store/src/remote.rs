@@ -109,7 +109,7 @@ impl RemoteGraph {
 /// `sparql` with the ontology's prefixes predeclared, parsed.
 fn parse(sparql: &str) -> Result<Query> {
     let mut parser = spargebra::SparqlParser::new();
-    for (p, iri) in crate::graph::PREDECLARED {
+    for (p, iri) in coal_ontology::ns::PREFIXES {
         parser = parser.with_prefix(p, iri).expect("valid prefix IRI");
     }
     parser

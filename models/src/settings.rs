@@ -220,8 +220,8 @@ impl LlmSettings {
 mod tests {
     use super::*;
 
-    fn llm(toml_text: &str) -> LlmSettings {
-        serde_json::from_str(toml_text).unwrap()
+    fn llm(json: &str) -> LlmSettings {
+        serde_json::from_str(json).unwrap()
     }
 
     #[test]

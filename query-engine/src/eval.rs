@@ -74,6 +74,9 @@ pub enum GoldMatch {
     Number,
 }
 
+/// Per item, per gold article: the IRIs that count as that article.
+pub type GoldSets = Vec<Vec<HashSet<String>>>;
+
 impl GoldMap {
     pub fn new(versions: &[LawVersionRow], articles: Vec<ArticleRow>) -> GoldMap {
         let mut file_to_version = HashMap::new();
@@ -137,12 +140,7 @@ impl GoldMap {
             .cloned()
             .unwrap_or_else(|| vec![a.iri.clone()]))
     }
-}
 
-/// Per item, per gold article: the IRIs that count as that article.
-pub type GoldSets = Vec<Vec<HashSet<String>>>;
-
-impl GoldMap {
     /// One set of acceptable IRIs per gold article of each item; an unmappable gold
     /// article is an error naming it.
     pub fn gold_sets(&self, items: &[EvalItem]) -> Result<GoldSets, QueryError> {

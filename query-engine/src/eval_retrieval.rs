@@ -78,12 +78,13 @@ impl RetrievalRun<'_> {
         }
     }
 
-    /// Runs every mode on every item; `each` sees each question's retriever lists.
-    pub fn run(
+    /// Runs every mode on every item; `each` sees each question's retriever lists (and
+    /// may fail with an error of its own, which stops the run).
+    pub fn run<E: From<QueryError>>(
         &self,
         items: &[EvalItem],
-        mut each: impl FnMut(usize, &QuestionLists<'_>) -> Result<(), QueryError>,
-    ) -> Result<Vec<ModeRun>, QueryError> {
+        mut each: impl FnMut(usize, &QuestionLists<'_>) -> Result<(), E>,
+    ) -> Result<Vec<ModeRun>, E> {
         let modes = self.modes();
         let dense_on = self.retriever.has_embedder();
         // Hybrid fuses the top 100 of each list; alone, each retriever is asked for what
