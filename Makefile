@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction calibrate calibrate-folds eval-retrieval fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction calibrate calibrate-folds eval-retrieval eval-retrieval-all fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -238,6 +238,19 @@ EVAL_SETS  ?= lecoqa.dev lawbench-3-8.dev lawbench-1-1.dev sociallawqa.dev
 eval-retrieval: coal model
 	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
 	$(COAL) eval retrieval --store $(EVAL_STORE) $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl)
+
+# Lexical retrieval at whole-corpus scale next to the eval profile: BM25 and bigram BM25
+# on the four dev sets against the whole LawRefBook folder (built without embeddings
+# into ALL_STORE when missing; `make bench-incremental-all` leaves one there), then
+# against the eval-profile store.
+ALL_STORE ?= /tmp/coal-bench-incremental-all/store
+eval-retrieval-all: coal model
+	test -f $(ALL_STORE)/CURRENT || $(COAL) build --no-embeddings --corpus $(CORPUS) --store $(ALL_STORE) >/dev/null
+	test -f $(EVAL_STORE)/CURRENT || $(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	@echo "whole corpus ($(ALL_STORE))"
+	$(COAL) eval retrieval --bm25-only --store $(ALL_STORE) $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl)
+	@echo "eval profile ($(EVAL_STORE))"
+	$(COAL) eval retrieval --bm25-only --store $(EVAL_STORE) $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl)
 
 # The fusion and re-ranking variants behind tier 2's re-ranking, Recall@10 on three dev
 # sets from the candidate lists `coal eval retrieval --dump` writes (python3, stdlib only).

@@ -152,7 +152,7 @@ fn print_reuse(r: &kg_build::ReuseReport) {
                 }
             };
             println!(
-                "  reused from build {base}: {} laws unchanged; changed {}{}, added {}{}, removed {}{}, re-linked {}{}; graphs kept {}, written {}, removed {}",
+                "  reused from build {base}: {} laws unchanged; changed {}{}, added {}{}, removed {}{}, re-linked {}{}; graphs kept {}, written {}, removed {}; BM25: {}; metadata: {}; statute graph: {} versions' hierarchy reused",
                 r.laws_unchanged,
                 r.laws_changed.len(),
                 names(&r.laws_changed),
@@ -164,7 +164,16 @@ fn print_reuse(r: &kg_build::ReuseReport) {
                 names(&r.laws_relinked),
                 r.graphs_kept,
                 r.graphs_written,
-                r.graphs_removed
+                r.graphs_removed,
+                match r.bm25_laws_reindexed {
+                    Some(n) => format!("{n} laws re-indexed"),
+                    None => "written whole".to_owned(),
+                },
+                match r.metadata_laws_copied {
+                    Some(n) => format!("{n} laws' rows copied"),
+                    None => "written whole".to_owned(),
+                },
+                r.statute_graph_reused
             );
         }
         None => println!("  built from scratch (no earlier build to start from)"),

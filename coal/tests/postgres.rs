@@ -140,6 +140,8 @@ fn postgres_holds_the_metadata_of_builds_failures_gc_and_two_stores() {
     .unwrap();
     let second = build(&store, &corpus, None);
     assert_eq!(second["reuse"]["base_build"], id(&first).as_str());
+    // The one law changed: nothing to copy from the base build's rows.
+    assert_eq!(second["reuse"]["metadata_laws_copied"], 0);
     let n2 = second["articles"].as_u64().unwrap();
     assert!(n2 > n1);
     assert_eq!(
@@ -239,7 +241,23 @@ fn postgres_holds_the_metadata_of_builds_failures_gc_and_two_stores() {
     let other_corpus = corpus_of(&dir.path().join("other"), &["示范劳动法(2020-01-01).md"]);
     let other = dir.path().join("other-store");
     let third = build(&other, &other_corpus, Some(&db.url));
-    build(&other, &other_corpus, None);
+    // Unchanged: its rows are copied from the first build's inside PostgreSQL.
+    let fourth = build(&other, &other_corpus, None);
+    assert_eq!(
+        fourth["reuse"]["metadata_laws_copied"], 1,
+        "{}",
+        fourth["reuse"]
+    );
+    let count = |build: &serde_json::Value, table: &str| {
+        db.rows(&format!(
+            "SELECT COUNT(*) FROM {table} WHERE build_id = '{}'",
+            id(build)
+        ))
+    };
+    for table in ["law", "law_version", "article"] {
+        assert_eq!(count(&fourth, table), count(&third, table), "{table}");
+    }
+    assert_eq!(count(&fourth, "article"), [third["articles"].to_string()]);
     let gc = coal(&["gc", "--store", other.to_str().unwrap(), "--keep", "1"]);
     assert!(gc.status.success(), "{}", stderr(&gc));
     let laws = db.rows("SELECT short_name FROM law ORDER BY short_name");

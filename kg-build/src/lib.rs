@@ -126,6 +126,14 @@ pub struct ReuseReport {
     pub graphs_kept: usize,
     pub graphs_written: usize,
     pub graphs_removed: usize,
+    /// Laws the BM25 index indexed again when it started as a copy of the base build's
+    /// (`None`: the index was written whole).
+    pub bm25_laws_reindexed: Option<usize>,
+    /// Laws whose metadata rows were copied from the base build's inside the database
+    /// (`None`: every row was sent).
+    pub metadata_laws_copied: Option<usize>,
+    /// Versions whose hierarchy the statute graph took from the base build's snapshot.
+    pub statute_graph_reused: usize,
 }
 
 /// The build to start from: the current one, when it recorded its graph digests and
@@ -341,6 +349,8 @@ struct GraphStage<'g> {
     concepts: BTreeMap<String, fusion::ConceptRecord>,
     /// Seconds making the quads (in parallel) and loading them.
     quads_secs: f64,
+    /// Version graphs kept unchanged from the base build.
+    kept_versions: std::collections::HashSet<String>,
 }
 
 /// Writes every law's work and version graphs (with their knowledge and extracted
@@ -374,6 +384,7 @@ fn graph_stage<'g>(
         reuse: ReuseReport::default(),
         concepts: BTreeMap::new(),
         quads_secs: 0.0,
+        kept_versions: Default::default(),
     };
     // The quads of a batch of laws are made in parallel (they depend on nothing but the
     // corpus), then loaded in corpus order.
@@ -414,7 +425,11 @@ fn graph_stage<'g>(
                 out.counts.add(&x.counts);
                 g.append(x);
             }
-            written |= out.delta.put(g)?;
+            let version_written = out.delta.put(g)?;
+            if !version_written {
+                out.kept_versions.insert(iris.versions[i].clone());
+            }
+            written |= version_written;
             out.knowledge.add(&report);
             out.rows.add_version(law, i, &iris);
             done += 1;
@@ -505,7 +520,8 @@ async fn write(
     let mut centroids = kg_store::statute_graph::Centroids::new();
     if !opts.structure_only {
         let t = Instant::now();
-        stages::write_text_index(writer, corpus, observer)?;
+        g.reuse.bm25_laws_reindexed =
+            stages::write_text_index(writer, corpus, opts.incremental, observer)?;
         add_secs(&mut seconds, "bm25", t);
         if let Some(encoder) = encoder.as_mut() {
             let t = Instant::now();
@@ -550,14 +566,15 @@ async fn write(
     if !opts.structure_only {
         let t = Instant::now();
         observer.stage("statute graph", None);
-        writer.write_statute_graph(&centroids)?;
+        let (_, reused) = writer.write_statute_graph(&centroids, &g.kept_versions)?;
+        reuse.statute_graph_reused = reused;
         add_secs(&mut seconds, "statute_graph", t);
     }
 
     let t = Instant::now();
     observer.stage("metadata", None);
     let rows = g.rows;
-    writer
+    reuse.metadata_laws_copied = writer
         .write_metadata(rows.laws, rows.versions, rows.articles)
         .await?;
     add_secs(&mut seconds, "metadata", t);

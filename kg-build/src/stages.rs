@@ -475,36 +475,76 @@ pub(crate) fn extract_stage(
 }
 
 /// Indexes every article of every version for BM25; older versions are marked so that
-/// searches leave them out unless asked.
+/// searches leave them out unless asked. An incremental build starts from the base
+/// build's index and re-indexes only the groups of laws holding a change. Returns how many
+/// laws were (re-)indexed when the index was extended (`None`: written whole).
 pub(crate) fn write_text_index(
     writer: &BuildWriter,
     corpus: &Corpus,
+    incremental: bool,
     observer: &dyn BuildObserver,
-) -> Result<(), BuildError> {
+) -> Result<Option<usize>, BuildError> {
     observer.stage("bm25", Some(corpus.article_count() as u64));
-    let mut index = writer.text_index_writer()?;
-    let mut done = 0u64;
-    for a in placed_articles(corpus) {
-        index.add(&kg_store::IndexedArticle {
-            iri: a.iri,
-            version_iri: a.version_iri.to_string(),
-            law_title: a.version.title.clone(),
-            version_date: a
-                .version
-                .version_date
-                .map(|d| d.to_string())
-                .unwrap_or_default(),
-            label: a.article.label.clone(),
-            hierarchy: a.version.hierarchy_label(a.article.division),
-            text: a.article.text(),
-            latest: a.latest,
-        })?;
-        done += 1;
-        if done.is_multiple_of(1000) {
-            observer.progress(done);
+    let base = match incremental {
+        true => writer.text_index_extending_base()?,
+        false => None,
+    };
+    let extended = base.is_some();
+    let mut index = match base {
+        Some(index) => index,
+        None => writer.text_index_writer(corpus.article_count())?,
+    };
+    let works: Vec<String> = corpus.laws.iter().map(|l| rdf::law_iris(l).work).collect();
+    let mut groups: Vec<Vec<usize>> = vec![Vec::new(); index.groups()];
+    for (i, work) in works.iter().enumerate() {
+        groups[index.group_of(work)].push(i);
+    }
+    let (mut done, mut reindexed) = (0u64, 0);
+    for (group, members) in groups.iter().enumerate() {
+        let laws: Vec<kg_store::LawArticles> = members
+            .iter()
+            .map(|&i| law_articles(&corpus.laws[i]))
+            .collect();
+        let articles: usize = laws.iter().map(|l| l.articles.len()).sum();
+        if index.put_group(group, laws)? {
+            reindexed += members.len();
         }
+        done += articles as u64;
+        observer.progress(done);
     }
     index.commit()?;
-    observer.progress(done);
-    Ok(())
+    Ok(extended.then_some(reindexed))
+}
+
+/// A law's articles, every version's, as the BM25 index holds them.
+fn law_articles(law: &coal_corpus::Law) -> kg_store::LawArticles {
+    let iris = rdf::law_iris(law);
+    let last = law.versions.len() - 1;
+    let mut articles = Vec::new();
+    for (i, (version, version_iri)) in law.versions.iter().zip(&iris.versions).enumerate() {
+        for article in &version.articles {
+            articles.push(kg_store::IndexedArticle {
+                iri: coal_ontology::iri::article(
+                    version_iri,
+                    article.number.main,
+                    article.number.suffix,
+                ),
+                version_iri: version_iri.clone(),
+                law_title: version.title.clone(),
+                version_date: version
+                    .version_date
+                    .map(|d| d.to_string())
+                    .unwrap_or_default(),
+                label: article.label.clone(),
+                hierarchy: version.hierarchy_label(article.division),
+                text: article.text(),
+                latest: i == last,
+            });
+        }
+    }
+    kg_store::LawArticles {
+        work: iris.work,
+        versions: iris.versions,
+        articles,
+    }
 }

@@ -26,7 +26,9 @@ pub use layout::{Manifest, StoreDir, now_rfc3339};
 pub use oxigraph;
 pub use remote::RemoteGraph;
 pub use rows::{ArticleRow, LawRow, LawVersionRow, Metadata};
-pub use text_index::{FieldWeights, IndexedArticle, TextHit, TextIndex, TextIndexWriter};
+pub use text_index::{
+    FieldWeights, IndexedArticle, LawArticles, TextHit, TextIndex, TextIndexWriter,
+};
 pub use vectors::{
     EmbeddingCache, IndexKeys, TextKey, VectorHit, VectorIndex, VectorIndexReport,
     VectorIndexWriter, index_keys,
@@ -189,14 +191,31 @@ impl BuildWriter {
         &self.graph
     }
 
-    /// Writes the build's metadata rows (one transaction per table).
+    /// Writes the build's metadata rows (one transaction per table); those of laws whose
+    /// rows the base build holds the same are copied inside the database. Returns how
+    /// many laws were copied so (`None`: every row was sent).
     pub async fn write_metadata(
         &self,
         laws: Vec<LawRow>,
         versions: Vec<LawVersionRow>,
         articles: Vec<ArticleRow>,
-    ) -> Result<()> {
-        rows::insert(&self.db, &self.id, laws, versions, articles).await
+    ) -> Result<Option<usize>> {
+        let base_dir = self.base.as_ref().map(|b| self.dir.build_dir(b));
+        let base = self
+            .base
+            .as_deref()
+            .zip(base_dir.as_deref())
+            .map(|(id, dir)| rows::RowsBase { id, dir });
+        rows::insert_reusing(
+            &self.db,
+            &self.id,
+            &self.dir.build_dir(&self.id),
+            base,
+            laws,
+            versions,
+            articles,
+        )
+        .await
     }
 
     /// A writer for this build's vector index.
@@ -250,19 +269,52 @@ impl BuildWriter {
     }
 
     /// A writer for this build's BM25 index.
-    pub fn text_index_writer(&self) -> Result<TextIndexWriter> {
-        TextIndexWriter::create(&self.dir.bm25_dir(&self.id))
+    pub fn text_index_writer(&self, articles: usize) -> Result<TextIndexWriter> {
+        TextIndexWriter::create(&self.dir.bm25_dir(&self.id), articles)
+    }
+
+    /// A writer for this build's BM25 index that starts as a copy of the base build's,
+    /// for the caller to delete changed versions from and add them again; `None` without a
+    /// base build, when the base has no BM25 index, or one with another schema.
+    pub fn text_index_extending_base(&self) -> Result<Option<TextIndexWriter>> {
+        let Some(base) = &self.base else {
+            return Ok(None);
+        };
+        let from = self.dir.bm25_dir(base);
+        if !from.join("meta.json").exists() {
+            return Ok(None);
+        }
+        let to = self.dir.bm25_dir(&self.id);
+        let writer = TextIndexWriter::extend(&from, &to)?;
+        if writer.is_none() {
+            std::fs::remove_dir_all(&to).map_err(|e| StoreError::io(&to, e))?;
+        }
+        Ok(writer)
     }
 
     /// Extracts the statute graph from this build's RDF (with the topic centroids the
-    /// build computed) and stores it with the build.
+    /// build computed) and stores it with the build. `kept_graphs`: the version graphs
+    /// this build kept unchanged from its base, whose hierarchy is taken from the base
+    /// build's snapshot. Returns the graph and how many versions were taken so.
     pub fn write_statute_graph(
         &self,
         centroids: &statute_graph::Centroids,
-    ) -> Result<statute_graph::StatuteGraphData> {
-        let g = statute_graph::StatuteGraphData::extract(self.graph(), centroids)?;
+        kept_graphs: &std::collections::HashSet<String>,
+    ) -> Result<(statute_graph::StatuteGraphData, usize)> {
+        let base = match &self.base {
+            Some(base) => statute_graph::StatuteGraphData::read(&self.dir.build_dir(base))?,
+            None => None,
+        };
+        let reuse = base
+            .as_ref()
+            .map(|data| statute_graph::Reuse { data, kept_graphs });
+        let (g, reused) = statute_graph::StatuteGraphData::extract_reusing(
+            self.graph(),
+            centroids,
+            reuse.as_ref(),
+        )?;
         g.write(&self.dir.build_dir(&self.id))?;
-        Ok(g)
+        Ok((g, reused))
     }
 
     /// Disk use of this build's folder so far, in bytes.

@@ -96,8 +96,191 @@ impl From<meta::article::Model> for ArticleRow {
     }
 }
 
+/// Beside each build (`metadata-laws.json`): the digest of every law's rows, so that the
+/// next build copies the rows of unchanged laws inside the database instead of sending
+/// them again.
+pub const LAWS_FILE: &str = "metadata-laws.json";
+
+/// Past this many changed or removed laws, every row is sent (the copy's `NOT IN` list
+/// stays short).
+const MAX_LAWS_EXCEPTED: usize = 500;
+
+/// Each law's rows' digest, by work IRI.
+type LawDigests = std::collections::BTreeMap<String, String>;
+
+fn law_digests(laws: &[LawRow], versions: &[LawVersionRow], articles: &[ArticleRow]) -> LawDigests {
+    use sha2::{Digest, Sha256};
+    fn feed<'r, T: Serialize>(
+        hashers: &mut std::collections::BTreeMap<&'r str, Sha256>,
+        law: &'r str,
+        row: &T,
+    ) {
+        let h = hashers.entry(law).or_default();
+        h.update(serde_json::to_vec(row).expect("rows serialize"));
+        h.update([0x1e]);
+    }
+    let mut hashers = std::collections::BTreeMap::new();
+    for r in laws {
+        feed(&mut hashers, &r.iri, r);
+    }
+    for r in versions {
+        feed(&mut hashers, &r.law_iri, r);
+    }
+    for r in articles {
+        feed(&mut hashers, &r.law_iri, r);
+    }
+    hashers
+        .into_iter()
+        .map(|(law, h)| (law.to_owned(), hex::encode(h.finalize())))
+        .collect()
+}
+
+fn read_digests(build_dir: &std::path::Path) -> Option<LawDigests> {
+    serde_json::from_slice(&std::fs::read(build_dir.join(LAWS_FILE)).ok()?).ok()
+}
+
+/// Where a build's rows may come from besides the build itself.
+pub(crate) struct RowsBase<'a> {
+    pub id: &'a str,
+    pub dir: &'a std::path::Path,
+}
+
+/// Writes a build's rows. With a base build whose digests are on record, the rows of
+/// every law whose rows are the same are copied from the base's inside the database
+/// (`INSERT … SELECT`), and only the others are sent. Returns how many laws were copied
+/// (`None`: every row was sent).
+pub(crate) async fn insert_reusing(
+    db: &DatabaseConnection,
+    build: &str,
+    build_dir: &std::path::Path,
+    base: Option<RowsBase<'_>>,
+    laws: Vec<LawRow>,
+    versions: Vec<LawVersionRow>,
+    articles: Vec<ArticleRow>,
+) -> Result<Option<usize>> {
+    let digests = law_digests(&laws, &versions, &articles);
+    let path = build_dir.join(LAWS_FILE);
+    let json = serde_json::to_vec(&digests).map_err(|e| StoreError::Serialize(e.to_string()))?;
+    let base_digests = base.as_ref().and_then(|b| read_digests(b.dir));
+    let copied = match (base, base_digests) {
+        (Some(base), Some(before)) => {
+            let stale: Vec<String> = before
+                .iter()
+                .filter(|(law, d)| digests.get(*law) != Some(*d))
+                .map(|(law, _)| law.clone())
+                .collect();
+            let kept: std::collections::HashSet<&str> = digests
+                .iter()
+                .filter(|(law, d)| before.get(*law) == Some(*d))
+                .map(|(law, _)| law.as_str())
+                .collect();
+            let expected = laws
+                .iter()
+                .filter(|r| kept.contains(r.iri.as_str()))
+                .count()
+                + versions
+                    .iter()
+                    .filter(|r| kept.contains(r.law_iri.as_str()))
+                    .count()
+                + articles
+                    .iter()
+                    .filter(|r| kept.contains(r.law_iri.as_str()))
+                    .count();
+            if stale.len() <= MAX_LAWS_EXCEPTED
+                && copy_rows(db, base.id, build, &stale).await? == expected as u64
+            {
+                let n = kept.len();
+                insert(
+                    db,
+                    build,
+                    laws.into_iter()
+                        .filter(|r| !kept.contains(r.iri.as_str()))
+                        .collect(),
+                    versions
+                        .into_iter()
+                        .filter(|r| !kept.contains(r.law_iri.as_str()))
+                        .collect(),
+                    articles
+                        .into_iter()
+                        .filter(|r| !kept.contains(r.law_iri.as_str()))
+                        .collect(),
+                )
+                .await?;
+                Some(n)
+            } else {
+                // The base's rows are not where its record says (another database, or
+                // removed by hand): send everything.
+                crate::builds::forget_rows(db, &[build.to_owned()]).await?;
+                insert(db, build, laws, versions, articles).await?;
+                None
+            }
+        }
+        _ => {
+            insert(db, build, laws, versions, articles).await?;
+            None
+        }
+    };
+    std::fs::write(&path, json).map_err(|e| StoreError::io(&path, e))?;
+    Ok(copied)
+}
+
+/// Copies the base build's law, version and article rows of every law but `except` (work
+/// IRIs) to `build`, in one transaction. Returns the number of rows copied.
+async fn copy_rows(
+    db: &DatabaseConnection,
+    base: &str,
+    build: &str,
+    except: &[String],
+) -> Result<u64> {
+    use sea_orm::sea_query::{Expr, ExprTrait, Query};
+    use sea_orm::{ConnectionTrait, Iterable, TransactionTrait};
+    let txn = db.begin().await?;
+    let mut copied = 0;
+    macro_rules! copy {
+        ($entity:path, $columns:path, $law:expr) => {{
+            // Every column but the row id, the build's id replaced.
+            let columns: Vec<_> = <$columns>::iter()
+                .filter(|c| !matches!(c, <$columns>::Id))
+                .collect();
+            let mut select = Query::select();
+            for c in &columns {
+                match c {
+                    <$columns>::BuildId => select.expr(Expr::val(build)),
+                    c => select.column(*c),
+                };
+            }
+            select
+                .from($entity)
+                .and_where(Expr::col(<$columns>::BuildId).eq(base));
+            if !except.is_empty() {
+                select.and_where(Expr::col($law).is_not_in(except.iter().cloned()));
+            }
+            let insert = Query::insert()
+                .into_table($entity)
+                .columns(columns.clone())
+                .select_from(select)
+                .map_err(|e| StoreError::Db(sea_orm::DbErr::Custom(e.to_string())))?
+                .to_owned();
+            copied += txn.execute(&insert).await?.rows_affected();
+        }};
+    }
+    copy!(meta::law::Entity, meta::law::Column, meta::law::Column::Iri);
+    copy!(
+        meta::law_version::Entity,
+        meta::law_version::Column,
+        meta::law_version::Column::LawIri
+    );
+    copy!(
+        meta::article::Entity,
+        meta::article::Column,
+        meta::article::Column::LawIri
+    );
+    txn.commit().await?;
+    Ok(copied)
+}
+
 /// Writes a build's rows (inside the build's own writer).
-pub(crate) async fn insert(
+async fn insert(
     db: &DatabaseConnection,
     build: &str,
     laws: Vec<LawRow>,

@@ -13,7 +13,9 @@
 //!
 //! Architecture invariant: this is a projection of the RDF graph, nothing more. Every
 //! node and edge here comes from a SPARQL query over the build's store, so the query
-//! side reads what the build wrote and SPARQL users see the same graph.
+//! side reads what the build wrote and SPARQL users see the same graph. (An incremental
+//! build takes what belongs to its unchanged version graphs from the previous snapshot,
+//! which queried those same graphs: see [`Reuse`].)
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -269,6 +271,156 @@ fn segment_below(iri: &str, parent: &str) -> String {
         .to_owned()
 }
 
+/// What an incremental build can take from the build it started from: that build's
+/// snapshot and the version graphs the new build kept unchanged (same digest). A version
+/// graph holds its whole hierarchy, its references and its concept links, so an
+/// unchanged one has the same divisions, articles, 款 and 项, citations and
+/// defines/mentions rows; they are taken from the base snapshot instead of being queried
+/// again (the rows are rebuilt from it and go through the same code as queried rows, so
+/// the result is byte-identical to a whole extraction).
+pub struct Reuse<'a> {
+    pub data: &'a StatuteGraphData,
+    pub kept_graphs: &'a std::collections::HashSet<String>,
+}
+
+/// Past this many new or changed versions the hierarchy is queried over the whole store
+/// at once: a query per version graph costs milliseconds, so a few hundred of them are
+/// still well under the whole-store queries' minute on the whole corpus.
+const MAX_GRAPHS_QUERIED_APART: usize = 300;
+
+/// Which current versions an extraction takes from the base snapshot.
+struct Plan<'a> {
+    base: &'a StatuteGraphData,
+    /// Base law index → version IRI, for the versions whose graphs were kept.
+    reused: HashMap<u32, String>,
+    /// The other current versions, queried inside their own graphs.
+    fresh: Vec<String>,
+    /// Whether the base's citations may be reused (see [`Extraction::plan`]).
+    citations: bool,
+}
+
+impl Plan<'_> {
+    /// Whether base node `n` belongs to a reused version.
+    fn reuses(&self, n: u32) -> bool {
+        self.reused.contains_key(&self.base.nodes[n as usize].law)
+    }
+}
+
+/// The division, article, 款 and 项 rows, as the hierarchy queries return them.
+#[derive(Default)]
+struct HierarchyRows {
+    /// ?d ?parent ?class ?v ?order ?label ?heading
+    divisions: Vec<Vec<String>>,
+    /// ?a ?v ?parent ?order ?label
+    articles: Vec<Vec<String>>,
+    /// ?p ?a ?n
+    paragraphs: Vec<Vec<String>>,
+    /// ?i ?p ?n ?label
+    items: Vec<Vec<String>>,
+}
+
+const DIVISIONS: (&str, &str) = (
+    "?d ?parent ?class ?v ?order ?label ?heading",
+    "?d coal:inLaw ?v ; a ?class ; coal:order ?order . ?parent coal:contains ?d .
+     VALUES ?class { coal:Part coal:SubPart coal:Chapter coal:Section coal:Appendix coal:Division coal:Preamble }
+     OPTIONAL { ?d coal:label ?label } OPTIONAL { ?d coal:heading ?heading }",
+);
+const ARTICLES: (&str, &str) = (
+    "?a ?v ?parent ?order ?label",
+    "?a a coal:Article ; coal:inLaw ?v ; coal:order ?order ; coal:label ?label .
+     ?parent coal:contains ?a .",
+);
+const PARAGRAPHS: (&str, &str) = (
+    "?p ?a ?n",
+    "?a a coal:Article ; coal:inLaw ?v ; coal:contains ?p . ?p coal:number ?n .",
+);
+const ITEMS: (&str, &str) = (
+    "?i ?p ?n ?label",
+    "?a a coal:Article ; coal:inLaw ?v ; coal:contains ?p . ?p coal:contains ?i .
+     ?i coal:number ?n . OPTIONAL { ?i coal:label ?label }",
+);
+
+impl HierarchyRows {
+    /// Over the whole store (`None`), or inside one version graph.
+    fn query(g: &dyn GraphBackend, graph: Option<&str>) -> Result<HierarchyRows> {
+        let q = |(vars, pattern): (&str, &str)| match graph {
+            None => rows(g, &format!("SELECT {vars} WHERE {{ {pattern} }}")),
+            Some(graph) => rows(
+                g,
+                &format!("SELECT {vars} WHERE {{ GRAPH <{graph}> {{ {pattern} }} }}"),
+            ),
+        };
+        Ok(HierarchyRows {
+            divisions: q(DIVISIONS)?,
+            articles: q(ARTICLES)?,
+            paragraphs: q(PARAGRAPHS)?,
+            items: q(ITEMS)?,
+        })
+    }
+
+    /// The rows that made `nodes` (one law's, in `data`) when `data` was extracted.
+    fn from_snapshot(data: &StatuteGraphData, nodes: &[u32]) -> HierarchyRows {
+        let mut rows = HierarchyRows::default();
+        for &n in nodes {
+            let node = &data.nodes[n as usize];
+            let iri = data.iri(n);
+            let parent = node.parent.map(|p| data.iri(p)).unwrap_or_default();
+            let version = || data.laws[node.law as usize].version_iri.clone();
+            let order = node.order.to_string();
+            let class = match node.kind {
+                HierarchyKind::Part => "Part",
+                HierarchyKind::SubPart => "SubPart",
+                HierarchyKind::Chapter => "Chapter",
+                HierarchyKind::Section => "Section",
+                HierarchyKind::Division => "Division",
+                HierarchyKind::Article => {
+                    rows.articles
+                        .push(vec![iri, version(), parent, order, node.label.clone()]);
+                    continue;
+                }
+                HierarchyKind::Paragraph => {
+                    rows.paragraphs.push(vec![iri, parent, order]);
+                    continue;
+                }
+                HierarchyKind::Item => {
+                    rows.items
+                        .push(vec![iri, parent, order, node.label.clone()]);
+                    continue;
+                }
+                HierarchyKind::Law => continue,
+            };
+            rows.divisions.push(vec![
+                iri,
+                parent,
+                format!("{}{class}", coal_ontology::ns::COAL),
+                version(),
+                order,
+                node.label.clone(),
+                node.heading.clone(),
+            ]);
+        }
+        rows
+    }
+
+    fn extend(&mut self, other: HierarchyRows) {
+        self.divisions.extend(other.divisions);
+        self.articles.extend(other.articles);
+        self.paragraphs.extend(other.paragraphs);
+        self.items.extend(other.items);
+    }
+
+    /// The order the nodes are numbered in, whatever the rows came from: divisions by
+    /// IRI length (a parent's IRI is a prefix of its children's), then IRI; the rest by
+    /// IRI (stably). Sorting here rather than with ORDER BY: see `sorted_rows`.
+    fn sort(&mut self) {
+        self.divisions
+            .sort_by(|a, b| a[0].len().cmp(&b[0].len()).then_with(|| a[0].cmp(&b[0])));
+        for list in [&mut self.articles, &mut self.paragraphs, &mut self.items] {
+            list.sort_by(|a, b| a[0].cmp(&b[0]));
+        }
+    }
+}
+
 /// Builds the snapshot while the queries come in: node IRIs are known only here.
 struct Extraction {
     data: StatuteGraphData,
@@ -322,18 +474,11 @@ impl Extraction {
         Ok(())
     }
 
-    /// Divisions, parents before children (a division's IRI extends its parent's).
-    fn divisions(&mut self, g: &dyn GraphBackend) -> Result<()> {
-        let mut found = rows(
-            g,
-            "SELECT ?d ?parent ?class ?v ?order ?label ?heading WHERE {
-                   ?d coal:inLaw ?v ; a ?class ; coal:order ?order . ?parent coal:contains ?d .
-                   VALUES ?class { coal:Part coal:SubPart coal:Chapter coal:Section coal:Appendix coal:Division coal:Preamble }
-                   OPTIONAL { ?d coal:label ?label } OPTIONAL { ?d coal:heading ?heading } }",
-        )?;
-        // Shorter IRIs first: a parent's IRI is a prefix of its children's.
-        found.sort_by(|a, b| a[0].len().cmp(&b[0].len()).then_with(|| a[0].cmp(&b[0])));
-        for r in found {
+    /// The hierarchy below the laws, from its rows: divisions (parents before children:
+    /// a division's IRI extends its parent's), then articles, 款 and 项.
+    fn hierarchy(&mut self, mut rows: HierarchyRows) {
+        rows.sort();
+        for r in rows.divisions {
             let (Some(&law), Some(&parent), Some(kind)) = (
                 self.law_of_version.get(&r[3]),
                 self.index.get(&r[1]),
@@ -355,16 +500,7 @@ impl Extraction {
                 },
             );
         }
-        Ok(())
-    }
-
-    fn articles(&mut self, g: &dyn GraphBackend) -> Result<()> {
-        for r in sorted_rows(
-            g,
-            "SELECT ?a ?v ?parent ?order ?label WHERE { ?a a coal:Article ; coal:inLaw ?v ;
-                   coal:order ?order ; coal:label ?label . ?parent coal:contains ?a . }",
-            &[0],
-        )? {
+        for r in rows.articles {
             let (Some(&law), Some(&parent)) =
                 (self.law_of_version.get(&r[1]), self.index.get(&r[2]))
             else {
@@ -384,25 +520,9 @@ impl Extraction {
                 },
             );
         }
-        Ok(())
-    }
-
-    fn provisions(&mut self, g: &dyn GraphBackend) -> Result<()> {
-        let paragraphs = sorted_rows(
-            g,
-            "SELECT ?p ?a ?n WHERE { ?a a coal:Article ; coal:inLaw ?v ; coal:contains ?p .
-                   ?p coal:number ?n . }",
-            &[0],
-        )?;
-        let items = sorted_rows(
-            g,
-            "SELECT ?i ?p ?n ?label WHERE { ?a a coal:Article ; coal:inLaw ?v ; coal:contains ?p .
-                   ?p coal:contains ?i . ?i coal:number ?n . OPTIONAL { ?i coal:label ?label } }",
-            &[0],
-        )?;
         for (list, kind) in [
-            (paragraphs, HierarchyKind::Paragraph),
-            (items, HierarchyKind::Item),
+            (rows.paragraphs, HierarchyKind::Paragraph),
+            (rows.items, HierarchyKind::Item),
         ] {
             for r in list {
                 let Some(&parent) = self.index.get(&r[1]) else {
@@ -424,17 +544,145 @@ impl Extraction {
                 );
             }
         }
-        Ok(())
+    }
+
+    /// What to take from the base snapshot and what to query: `None` (query everything
+    /// over the whole store) without a base or past [`MAX_GRAPHS_QUERIED_APART`] new or
+    /// changed versions.
+    fn plan<'b>(&self, base: Option<&Reuse<'b>>) -> Option<Plan<'b>> {
+        let base = base?;
+        let base_laws: HashMap<&str, u32> = base
+            .data
+            .laws
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.version_iri.as_str(), i as u32))
+            .collect();
+        let mut plan = Plan {
+            base: base.data,
+            reused: HashMap::new(),
+            fresh: Vec::new(),
+            citations: true,
+        };
+        let old_in_base: std::collections::HashSet<&str> =
+            base.data.versions.iter().map(|v| v.iri.as_str()).collect();
+        for law in &self.data.laws {
+            let v = law.version_iri.as_str();
+            match base_laws.get(v) {
+                Some(&b) if base.kept_graphs.contains(v) => {
+                    plan.reused.insert(b, v.to_owned());
+                }
+                _ => plan.fresh.push(v.to_owned()),
+            }
+            // A version current now but superseded in the base: the base dropped the
+            // citations into it (they pointed at no current node), which a kept graph
+            // may still hold.
+            if !base_laws.contains_key(v) && old_in_base.contains(v) {
+                plan.citations = false;
+            }
+        }
+        (plan.fresh.len() <= MAX_GRAPHS_QUERIED_APART).then_some(plan)
+    }
+
+    /// The hierarchy rows of the current versions: each reused version's from the base
+    /// snapshot, the others' from SPARQL (one query per table over the whole store, or
+    /// per version graph when only a few are new). Returns how many versions were reused.
+    fn hierarchy_rows(
+        &self,
+        g: &dyn GraphBackend,
+        plan: Option<&Plan<'_>>,
+    ) -> Result<(HierarchyRows, usize)> {
+        let Some(plan) = plan else {
+            return Ok((HierarchyRows::query(g, None)?, 0));
+        };
+        let mut rows = HierarchyRows::default();
+        let mut below: Vec<Vec<u32>> = vec![Vec::new(); plan.base.laws.len()];
+        for (n, node) in plan.base.nodes.iter().enumerate() {
+            if node.kind != HierarchyKind::Law && plan.reused.contains_key(&node.law) {
+                below[node.law as usize].push(n as u32);
+            }
+        }
+        for nodes in below.iter().filter(|b| !b.is_empty()) {
+            rows.extend(HierarchyRows::from_snapshot(plan.base, nodes));
+        }
+        for v in &plan.fresh {
+            rows.extend(HierarchyRows::query(g, Some(v))?);
+        }
+        Ok((rows, plan.reused.len()))
+    }
+
+    /// (citing provision, cited IRI) rows: a reused version's citations from the base
+    /// snapshot, the others' from SPARQL.
+    fn citation_rows(
+        &self,
+        g: &dyn GraphBackend,
+        plan: Option<&Plan<'_>>,
+    ) -> Result<Vec<Vec<String>>> {
+        const CITATIONS: &str =
+            "?r a coal:Reference ; coal:fromProvision ?from ; coal:refersTo ?to";
+        let Some(plan) = plan.filter(|p| p.citations) else {
+            return rows(
+                g,
+                &format!("SELECT DISTINCT ?from ?to WHERE {{ {CITATIONS} }}"),
+            );
+        };
+        let mut found: Vec<Vec<String>> = plan
+            .base
+            .cites
+            .iter()
+            .filter(|(from, _)| plan.reuses(*from))
+            .map(|&(from, to)| vec![plan.base.iri(from), plan.base.iri(to)])
+            .collect();
+        for v in &plan.fresh {
+            found.extend(rows(
+                g,
+                &format!("SELECT DISTINCT ?from ?to WHERE {{ GRAPH <{v}> {{ {CITATIONS} }} }}"),
+            )?);
+        }
+        Ok(found)
+    }
+
+    /// (article, defines|mentions, concept) rows: a reused version's from the base
+    /// snapshot, the others' from SPARQL; sorted by concept, then article.
+    fn concept_link_rows(
+        &self,
+        g: &dyn GraphBackend,
+        plan: Option<&Plan<'_>>,
+    ) -> Result<Vec<Vec<String>>> {
+        const LINKS: &str = "VALUES ?p { coal:defines coal:mentions } ?a ?p ?c .";
+        let Some(plan) = plan else {
+            return sorted_rows(
+                g,
+                &format!("SELECT ?a ?p ?c WHERE {{ {LINKS} ?c a coal:Concept }}"),
+                &[2, 0],
+            );
+        };
+        let mut found = Vec::new();
+        for c in &plan.base.concepts {
+            for (articles, p) in [(&c.defined_by, "defines"), (&c.mentioned_by, "mentions")] {
+                for &a in articles.iter().filter(|&&a| plan.reuses(a)) {
+                    found.push(vec![
+                        plan.base.iri(a),
+                        format!("{}{p}", coal_ontology::ns::COAL),
+                        c.iri.clone(),
+                    ]);
+                }
+            }
+        }
+        for v in &plan.fresh {
+            found.extend(rows(
+                g,
+                &format!("SELECT ?a ?p ?c WHERE {{ GRAPH <{v}> {{ {LINKS} }} ?c a coal:Concept }}"),
+            )?);
+        }
+        found.sort_by(|a, b| a[2].cmp(&b[2]).then_with(|| a[0].cmp(&b[0])));
+        Ok(found)
     }
 
     /// Citations from the provision that holds each reference to what it resolved to.
-    fn citations(&mut self, g: &dyn GraphBackend) -> Result<()> {
+    fn citations(&mut self, g: &dyn GraphBackend, plan: Option<&Plan<'_>>) -> Result<()> {
         let mut cites = Vec::new();
-        for r in rows(
-            g,
-            "SELECT DISTINCT ?from ?to WHERE { ?r a coal:Reference ; coal:fromProvision ?from ;
-               coal:refersTo ?to }",
-        )? {
+        for r in self.citation_rows(g, plan)? {
             let Some(&from) = self.index.get(&r[0]) else {
                 continue;
             };
@@ -456,7 +704,7 @@ impl Extraction {
         Ok(())
     }
 
-    fn concepts(&mut self, g: &dyn GraphBackend) -> Result<()> {
+    fn concepts(&mut self, g: &dyn GraphBackend, plan: Option<&Plan<'_>>) -> Result<()> {
         let mut entities: HashMap<String, u32> = HashMap::new();
         for r in rows(
             g,
@@ -490,12 +738,7 @@ impl Extraction {
                 entity: entities.get(&r[2]).copied(),
             });
         }
-        for r in sorted_rows(
-            g,
-            "SELECT ?a ?p ?c WHERE { VALUES ?p { coal:defines coal:mentions } ?a ?p ?c .
-               ?c a coal:Concept }",
-            &[2, 0],
-        )? {
+        for r in self.concept_link_rows(g, plan)? {
             let (Some(&a), Some(&c)) = (self.index.get(&r[0]), concepts.get(&r[2])) else {
                 continue;
             };
@@ -633,6 +876,14 @@ impl Extraction {
     }
 }
 
+/// Runs one step of the extraction and logs its time (`COAL_LOG=kg_store=debug`).
+fn timed<T>(step: &str, f: impl FnOnce() -> T) -> T {
+    let t = std::time::Instant::now();
+    let out = f();
+    tracing::debug!(step, secs = t.elapsed().as_secs_f64(), "statute graph");
+    out
+}
+
 fn split_alts(s: &str) -> Vec<String> {
     let mut v: Vec<String> = s
         .split('\u{1f}')
@@ -648,6 +899,17 @@ impl StatuteGraphData {
     /// Extracts the graph with SPARQL (current versions; every version's validity).
     /// `centroids` are the topic vectors the build computed (empty: none recorded).
     pub fn extract(g: &dyn GraphBackend, centroids: &Centroids) -> Result<StatuteGraphData> {
+        Ok(Self::extract_reusing(g, centroids, None)?.0)
+    }
+
+    /// [`Self::extract`], taking the hierarchy of unchanged versions from a base build's
+    /// snapshot (the same graph as a whole extraction, in less time). Returns the graph
+    /// and how many versions' hierarchies were reused.
+    pub fn extract_reusing(
+        g: &dyn GraphBackend,
+        centroids: &Centroids,
+        base: Option<&Reuse<'_>>,
+    ) -> Result<(StatuteGraphData, usize)> {
         let mut x = Extraction {
             data: StatuteGraphData {
                 format: FORMAT,
@@ -656,17 +918,17 @@ impl StatuteGraphData {
             index: HashMap::new(),
             law_of_version: HashMap::new(),
         };
-        x.laws(g)?;
-        x.divisions(g)?;
-        x.articles(g)?;
-        x.provisions(g)?;
-        x.citations(g)?;
-        x.concepts(g)?;
-        x.clusters(g, centroids)?;
-        x.clauses(g)?;
-        x.triples(g)?;
-        x.data.versions = Self::extract_versions(g)?;
-        Ok(x.data)
+        timed("laws", || x.laws(g))?;
+        let plan = x.plan(base);
+        let (rows, reused) = timed("hierarchy rows", || x.hierarchy_rows(g, plan.as_ref()))?;
+        timed("hierarchy", || x.hierarchy(rows));
+        timed("citations", || x.citations(g, plan.as_ref()))?;
+        timed("concepts", || x.concepts(g, plan.as_ref()))?;
+        timed("clusters", || x.clusters(g, centroids))?;
+        timed("clauses", || x.clauses(g))?;
+        timed("triples", || x.triples(g))?;
+        x.data.versions = timed("versions", || Self::extract_versions(g))?;
+        Ok((x.data, reused))
     }
 
     /// Every law version with its validity and the version it supersedes.

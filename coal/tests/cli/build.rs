@@ -488,6 +488,65 @@ fn sorted_quads(store: &Path) -> Vec<String> {
     lines
 }
 
+/// BM25 hits (old versions included) of a few questions, as (question, article, score).
+fn bm25_scores(store: &Path) -> Vec<(String, String, String)> {
+    let index = kg_store::Store::open(store, false)
+        .unwrap()
+        .text_index()
+        .unwrap();
+    let mut all = Vec::new();
+    for q in [
+        "妇女的权利",
+        "劳动者的权利",
+        "国家采取什么措施保障妇女权益",
+        "用人单位",
+    ] {
+        for h in index.search(q, 100, true).unwrap() {
+            all.push((q.to_owned(), h.article.iri, format!("{:.6}", h.score)));
+        }
+    }
+    all.sort();
+    assert!(all.len() > 4, "{all:?}");
+    all
+}
+
+/// The current build's metadata rows, sorted (row ids and order aside).
+fn metadata_rows(store: &Path) -> Vec<String> {
+    let meta = kg_store::Store::open(store, false)
+        .unwrap()
+        .metadata(None)
+        .unwrap();
+    let mut rows: Vec<String> = meta
+        .laws()
+        .unwrap()
+        .iter()
+        .map(|r| format!("{r:?}"))
+        .chain(
+            meta.law_versions()
+                .unwrap()
+                .iter()
+                .map(|r| format!("{r:?}")),
+        )
+        .chain(
+            meta.articles(None)
+                .unwrap()
+                .iter()
+                .map(|r| format!("{r:?}")),
+        )
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// The statute graph a build wrote (`statute-graph.json`).
+fn statute_graph(store: &Path, build: &serde_json::Value) -> serde_json::Value {
+    let path = store
+        .join("builds")
+        .join(build["build_id"].as_str().unwrap())
+        .join("statute-graph.json");
+    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+}
+
 fn s_of(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -516,7 +575,9 @@ fn an_incremental_rebuild_rewrites_only_what_changed_and_equals_a_build_from_scr
     std::fs::write(
         corpus.join("示范引用法(2023-01-01).md"),
         "# 示范引用法\n\n<!-- INFO END -->\n\n第一条 妇女的权利依照《示范保障法》第二条的规定。\n\n\
-         第二条 劳动者的权利依照《示范劳动法》第二条的规定。\n",
+         第二条 劳动者的权利依照《示范劳动法》第二条的规定。\n\n\
+         第三条 本法所称权利人，是指依照本法享有权利的妇女和劳动者。\n\n\
+         第四条 权利人可以依法申请保护。\n",
     )
     .unwrap();
     let store = dir.path().join("store");
@@ -560,6 +621,28 @@ fn an_incremental_rebuild_rewrites_only_what_changed_and_equals_a_build_from_scr
     assert!(full["reuse"]["base_build"].is_null());
     assert_eq!(sorted_quads(&store), sorted_quads(&scratch));
     assert_eq!(second["triples"], full["triples"]);
+    // The statute graph took 示范劳动法's hierarchy from the first build's snapshot (its
+    // version graph was kept) and queried the other two; it is the scratch build's.
+    assert_eq!(r["statute_graph_reused"], 1, "{r}");
+    let links = statute_graph(&store, &second)["concepts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            c["defined_by"].as_array().unwrap().len() + c["mentioned_by"].as_array().unwrap().len()
+        })
+        .sum::<usize>();
+    assert!(links >= 2, "the fixture defines and mentions a concept");
+    // BM25 re-indexed the changed law's group (these few laws make one group), the
+    // metadata copied the other two laws' rows; both hold what the scratch build's hold.
+    assert_eq!(r["bm25_laws_reindexed"], 3, "{r}");
+    assert_eq!(r["metadata_laws_copied"], 2, "{r}");
+    assert_eq!(bm25_scores(&store), bm25_scores(&scratch));
+    assert_eq!(metadata_rows(&store), metadata_rows(&scratch));
+    assert_eq!(
+        statute_graph(&store, &second),
+        statute_graph(&scratch, &full)
+    );
     // The citing law now cites the 2022 version.
     let cited = coal(&[
         "sparql",
@@ -614,6 +697,15 @@ fn an_incremental_rebuild_rewrites_only_what_changed_and_equals_a_build_from_scr
     );
     assert_eq!(fourth["embeddings"]["index"]["inserted"], 0);
     assert_eq!(sorted_quads(&store), sorted_quads(&scratch));
+    assert_eq!(fourth["reuse"]["statute_graph_reused"], 3);
+    assert_eq!(fourth["reuse"]["bm25_laws_reindexed"], 0);
+    assert_eq!(fourth["reuse"]["metadata_laws_copied"], 3);
+    assert_eq!(bm25_scores(&store), bm25_scores(&scratch));
+    assert_eq!(metadata_rows(&store), metadata_rows(&scratch));
+    assert_eq!(
+        statute_graph(&store, &fourth),
+        statute_graph(&scratch, &full)
+    );
     let bad = coal(&[
         "build",
         "--corpus",

@@ -11,9 +11,12 @@ use tantivy::schema::{
     Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
 };
 use tantivy::tokenizer::{LowerCaser, TextAnalyzer};
-use tantivy::{Index, IndexReader, IndexWriter, TantivyDocument, Term};
+use tantivy::{Index, IndexReader, TantivyDocument, Term};
 
 use crate::error::{Result, StoreError};
+
+mod writer;
+pub use writer::{LawArticles, TextIndexWriter};
 
 const TOKENIZER: &str = "jieba";
 const BIGRAM_TOKENIZER: &str = "bigram";
@@ -133,56 +136,6 @@ fn latest_only(
 
 fn tantivy_err(path: &Path) -> impl Fn(tantivy::TantivyError) -> StoreError + '_ {
     move |e| StoreError::TextIndex(format!("{}: {e}", path.display()))
-}
-
-/// Writes a fresh index for a build.
-pub struct TextIndexWriter {
-    writer: IndexWriter,
-    fields: Fields,
-    path: std::path::PathBuf,
-}
-
-impl TextIndexWriter {
-    pub fn create(path: &Path) -> Result<TextIndexWriter> {
-        std::fs::create_dir_all(path).map_err(|e| StoreError::io(path, e))?;
-        let (schema, fields) = schema();
-        let index = Index::create_in_dir(path, schema).map_err(tantivy_err(path))?;
-        register_tokenizer(&index);
-        let writer = index.writer(64_000_000).map_err(tantivy_err(path))?;
-        Ok(TextIndexWriter {
-            writer,
-            fields,
-            path: path.to_owned(),
-        })
-    }
-
-    pub fn add(&mut self, a: &IndexedArticle) -> Result<()> {
-        let f = self.fields;
-        let mut doc = TantivyDocument::default();
-        doc.add_text(f.iri, &a.iri);
-        doc.add_text(f.version_iri, &a.version_iri);
-        doc.add_text(f.law_title, &a.law_title);
-        doc.add_text(f.version_date, &a.version_date);
-        doc.add_text(f.label, &a.label);
-        doc.add_text(f.hierarchy, &a.hierarchy);
-        doc.add_text(f.text, &a.text);
-        doc.add_text(f.latest, if a.latest { "1" } else { "0" });
-        if let Some(bigrams) = f.bigrams {
-            doc.add_text(bigrams, bigram_text(a));
-        }
-        self.writer
-            .add_document(doc)
-            .map_err(tantivy_err(&self.path))?;
-        Ok(())
-    }
-
-    pub fn commit(mut self) -> Result<()> {
-        self.writer.commit().map_err(tantivy_err(&self.path))?;
-        self.writer
-            .wait_merging_threads()
-            .map_err(tantivy_err(&self.path))?;
-        Ok(())
-    }
 }
 
 /// How much each field's BM25 score counts. Measured on the four dev sets (eval profile,
@@ -460,11 +413,196 @@ mod tests {
         }
     }
 
+    /// Documents for a one-group index, written at `commit` as one law.
+    struct Docs {
+        path: std::path::PathBuf,
+        docs: Vec<IndexedArticle>,
+    }
+
+    impl Docs {
+        fn add(&mut self, a: &IndexedArticle) -> Result<()> {
+            self.docs.push(a.clone());
+            Ok(())
+        }
+
+        fn commit(self) -> Result<()> {
+            let mut w = TextIndexWriter::create_with_groups(&self.path, 1)?;
+            let law = law_of("test", self.docs);
+            w.put_group(0, vec![law])?;
+            w.commit()
+        }
+    }
+
+    fn writer(path: &Path) -> Docs {
+        Docs {
+            path: path.to_owned(),
+            docs: Vec::new(),
+        }
+    }
+
+    fn law_of(work: &str, articles: Vec<IndexedArticle>) -> LawArticles {
+        let mut versions: Vec<String> = articles.iter().map(|a| a.version_iri.clone()).collect();
+        versions.sort();
+        versions.dedup();
+        LawArticles {
+            work: work.to_owned(),
+            versions,
+            articles,
+        }
+    }
+
+    /// Puts every group of `laws` (work, articles); returns the laws of groups written.
+    fn put_all(w: &mut TextIndexWriter, laws: &[(&str, Vec<IndexedArticle>)]) -> Vec<String> {
+        let mut written = Vec::new();
+        for g in 0..w.groups() {
+            let members: Vec<LawArticles> = laws
+                .iter()
+                .filter(|(work, _)| w.group_of(work) == g)
+                .map(|(work, a)| law_of(work, a.clone()))
+                .collect();
+            let works: Vec<String> = members.iter().map(|l| l.work.clone()).collect();
+            if w.put_group(g, members).unwrap() {
+                written.extend(works);
+            }
+        }
+        written.sort();
+        written
+    }
+
+    /// Every hit (ties at a cut-off may fall either way), by article.
+    fn scores(index: &TextIndex, q: &str) -> Vec<(String, f32)> {
+        let mut hits: Vec<(String, f32)> = index
+            .search(q, 100, true)
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.article.iri, h.score))
+            .collect();
+        hits.sort_by(|a, b| a.0.cmp(&b.0));
+        hits
+    }
+
+    fn segments(path: &Path) -> usize {
+        Index::open_in_dir(path)
+            .unwrap()
+            .searchable_segment_ids()
+            .unwrap()
+            .len()
+    }
+
+    #[test]
+    fn an_extended_index_scores_exactly_as_a_fresh_one_after_laws_change() {
+        let dir = tempfile::tempdir().unwrap();
+        // Ten laws of three articles over three groups; the words repeat across laws so
+        // that every score depends on the whole index's statistics.
+        let law = |n: usize, extra: &str| -> (String, Vec<IndexedArticle>) {
+            let work = format!("w{n}");
+            let articles = (0..3)
+                .map(|i| {
+                    article(
+                        &format!("{work}/a{i}"),
+                        &format!("中华人民共和国第{n}号法"),
+                        "第一条",
+                        &format!(
+                            "用人单位应当与劳动者订立书面劳动合同{}。{extra}",
+                            "，劳动者".repeat(i + n % 3)
+                        ),
+                        true,
+                    )
+                })
+                .collect();
+            (work, articles)
+        };
+        let base_laws: Vec<(String, Vec<IndexedArticle>)> = (0..10).map(|n| law(n, "")).collect();
+        let put = |w: &mut TextIndexWriter, laws: &[(String, Vec<IndexedArticle>)]| {
+            let borrowed: Vec<(&str, Vec<IndexedArticle>)> =
+                laws.iter().map(|(w, a)| (w.as_str(), a.clone())).collect();
+            put_all(w, &borrowed)
+        };
+        let base = dir.path().join("base/bm25");
+        let mut w = TextIndexWriter::create_with_groups(&base, 3).unwrap();
+        assert_eq!(put(&mut w, &base_laws).len(), 10);
+        w.commit().unwrap();
+        assert!(segments(&base) <= 3, "one segment per group at most");
+
+        // Law 4 reworded, law 7 removed, law 10 added.
+        let mut now = base_laws.clone();
+        now[4] = law(4, "劳动合同解除后应当支付经济补偿。");
+        now.remove(7);
+        now.push(law(10, ""));
+        let extended = dir.path().join("next/bm25");
+        let mut w = TextIndexWriter::extend(&base, &extended).unwrap().unwrap();
+        let written = put(&mut w, &now);
+        w.commit().unwrap();
+        let changed_groups: std::collections::BTreeSet<usize> = ["w4", "w7", "w10"]
+            .iter()
+            .map(|l| super::writer::group_of(l, 3))
+            .collect();
+        let expected: Vec<String> = {
+            let mut v: Vec<String> = now
+                .iter()
+                .map(|(w, _)| w.clone())
+                .filter(|w| changed_groups.contains(&super::writer::group_of(w, 3)))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            written, expected,
+            "only the groups of changed laws are written"
+        );
+        assert!(written.len() < now.len());
+        let fresh = dir.path().join("fresh/bm25");
+        let mut w = TextIndexWriter::create_with_groups(&fresh, 3).unwrap();
+        put(&mut w, &now);
+        w.commit().unwrap();
+
+        let (ext, fresh_index) = (
+            TextIndex::open(&extended).unwrap(),
+            TextIndex::open(&fresh).unwrap(),
+        );
+        assert_eq!(ext.num_docs(), 30);
+        for q in ["劳动合同", "用人单位劳动者", "经济补偿", "第7号法"] {
+            // Whole segments replaced, none merged with deleted documents: the same
+            // statistics, bit for bit the same scores.
+            assert_eq!(scores(&ext, q), scores(&fresh_index, q), "{q}");
+        }
+        assert!(
+            scores(&ext, "第7号法")
+                .iter()
+                .all(|(iri, _)| !iri.starts_with("w7/"))
+        );
+        assert!(segments(&extended) <= 3);
+        // The base build's index is untouched.
+        let base_index = TextIndex::open(&base).unwrap();
+        assert_eq!(base_index.num_docs(), 30);
+        assert!(
+            scores(&base_index, "第7号法")
+                .iter()
+                .any(|(iri, _)| iri.starts_with("w7/"))
+        );
+        // An index without its record of laws cannot be extended (nothing to delete by).
+        std::fs::remove_file(dir.path().join("fresh").join("bm25-laws.json")).unwrap();
+        assert!(
+            TextIndexWriter::extend(&fresh, &dir.path().join("x/bm25"))
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn every_group_must_be_put() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = TextIndexWriter::create_with_groups(&dir.path().join("bm25"), 2).unwrap();
+        w.put_group(0, Vec::new()).unwrap();
+        let err = w.commit().unwrap_err().to_string();
+        assert!(err.contains("group 1 of 2 was never put"), "{err}");
+    }
+
     #[test]
     fn round_trip_after_reopening_with_old_versions_filtered() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bm25");
-        let mut w = TextIndexWriter::create(&path).unwrap();
+        let mut w = writer(&path);
         w.add(&article(
             "a1",
             "中华人民共和国劳动合同法",
@@ -532,7 +670,7 @@ mod tests {
     fn bigram_search_keeps_a_compound_that_words_lose() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bm25");
-        let mut w = TextIndexWriter::create(&path).unwrap();
+        let mut w = writer(&path);
         let title = "中华人民共和国民法典";
         w.add(&article(
             "dev",
@@ -606,7 +744,7 @@ mod tests {
         let text = sb.add_text_field("text", indexed);
         let index = Index::create_in_dir(&path, sb.build()).unwrap();
         register_tokenizer(&index);
-        let mut w: IndexWriter = index.writer(15_000_000).unwrap();
+        let mut w: tantivy::IndexWriter = index.writer(15_000_000).unwrap();
         let mut doc = TantivyDocument::default();
         for (f, v) in [
             (iri, "a1"),
