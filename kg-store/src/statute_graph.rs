@@ -794,12 +794,13 @@ impl Extraction {
                 articles: Vec::new(),
             });
         }
-        for r in sorted_rows(
-            g,
-            "SELECT ?a ?t WHERE { ?a a coal:Article ; coal:inDomain ?t }",
-            &[1, 0],
-        )? {
-            if let (Some(&a), Some(&t)) = (self.index.get(&r[0]), topics.get(&r[1])) {
+        // Without `?a a coal:Article`, which made oxigraph visit every article of every
+        // version (2.3 s on the whole corpus against 0.05 s); the node's kind is checked
+        // here instead.
+        for r in sorted_rows(g, "SELECT ?a ?t WHERE { ?a coal:inDomain ?t }", &[1, 0])? {
+            if let (Some(&a), Some(&t)) = (self.index.get(&r[0]), topics.get(&r[1]))
+                && self.data.nodes[a as usize].kind == HierarchyKind::Article
+            {
                 self.data.topics[t].articles.push(a);
             }
         }
