@@ -286,7 +286,8 @@ impl BuildWriter {
         }
         let to = self.dir.bm25_dir(&self.id);
         let writer = TextIndexWriter::extend(&from, &to)?;
-        if writer.is_none() {
+        // What a refused extension copied goes, so that a fresh index can be made there.
+        if writer.is_none() && to.exists() {
             std::fs::remove_dir_all(&to).map_err(|e| StoreError::io(&to, e))?;
         }
         Ok(writer)

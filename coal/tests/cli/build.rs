@@ -560,6 +560,34 @@ fn names(v: &serde_json::Value) -> Vec<&str> {
 }
 
 #[test]
+fn a_base_build_without_its_bm25_record_is_extended_in_all_but_bm25() {
+    // A store whose current build predates the record of what its BM25 index holds: the
+    // next build starts from it for the graph and writes the BM25 index whole.
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let corpus = fixtures().join("versions");
+    let first = build(&store, &corpus);
+    let first_dir = store
+        .join("builds")
+        .join(first["build_id"].as_str().unwrap());
+    std::fs::remove_file(first_dir.join("bm25-laws.json")).unwrap();
+    let second = build(&store, &corpus);
+    let r = &second["reuse"];
+    assert_eq!(r["base_build"], first["build_id"], "{r}");
+    assert!(r["bm25_laws_reindexed"].is_null(), "{r}");
+    assert_eq!(r["metadata_laws_copied"], 1, "{r}");
+    assert_eq!(bm25_scores(&store).len(), {
+        let scratch = dir.path().join("scratch");
+        build(&scratch, &corpus);
+        bm25_scores(&scratch).len()
+    });
+    assert!(
+        first_dir.join("bm25/meta.json").exists(),
+        "the base build is untouched"
+    );
+}
+
+#[test]
 fn an_incremental_rebuild_rewrites_only_what_changed_and_equals_a_build_from_scratch() {
     let dir = tempfile::tempdir().unwrap();
     let corpus = dir.path().join("corpus");
