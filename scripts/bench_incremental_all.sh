@@ -2,7 +2,7 @@
 # The whole LawRefBook folder built (every index but the embeddings), then rebuilt after
 # one law changed: a copy of the corpus as a tree of links, with 劳动合同法's file a real
 # copy whose 第一条 is reworded. Prints both builds' stage times and peak memory.
-#   scripts/bench_incremental_all.sh COAL CORPUS [WORK_DIR]
+#   [VERIFY=1] scripts/bench_incremental_all.sh COAL CORPUS [WORK_DIR]
 set -euo pipefail
 coal=$1
 corpus=$(realpath "$2")
@@ -23,3 +23,22 @@ fi
 echo "== after one law changed ($changed, 第一条 reworded)"
 /usr/bin/time -v "$coal" build --no-embeddings --corpus "$work/corpus" --store "$work/store" 2>&1 | report
 du -sh "$work/store"
+# VERIFY=1: the changed corpus built from scratch too, and the rebuild's statute graph and
+# BM25 hits (scores included) compared with it.
+if [ "${VERIFY:-0}" = 1 ]; then
+  echo "== the changed corpus from scratch, compared"
+  "$coal" build --no-embeddings --corpus "$work/corpus" --store "$work/scratch" >/dev/null
+  current() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["build"])' "$1/CURRENT"; }
+  cmp "$work/store/builds/$(current "$work/store")/statute-graph.json" \
+    "$work/scratch/builds/$(current "$work/scratch")/statute-graph.json"
+  echo "statute-graph.json: identical"
+  for q in 用人单位解除劳动合同应当支付经济补偿 交通事故责任 妇女权益保障 合同无效的情形 劳动合同法第一条; do
+    for s in store scratch; do
+      "$coal" search --store "$work/$s" --mode bm25 --json --k 50 "$q" |
+        python3 -c 'import json,sys; [print(json.dumps(h, sort_keys=True, ensure_ascii=False)) for h in json.load(sys.stdin)]' |
+        sort >"$work/hits-$s.txt"
+    done
+    cmp "$work/hits-store.txt" "$work/hits-scratch.txt"
+  done
+  echo "BM25 top 50 of 5 questions, scores included: identical"
+fi

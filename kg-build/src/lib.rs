@@ -644,28 +644,33 @@ pub(crate) struct PlacedArticle<'c> {
 
 /// Every article of every version, in corpus order, with its IRI.
 pub(crate) fn placed_articles(corpus: &Corpus) -> impl Iterator<Item = PlacedArticle<'_>> {
-    corpus.laws.iter().flat_map(|law| {
-        let last = law.versions.len() - 1;
-        let iris = law_iris(law);
-        law.versions
-            .iter()
-            .zip(iris.versions)
-            .enumerate()
-            .flat_map(move |(i, (version, viri))| {
-                let version_iri: std::rc::Rc<str> = viri.into();
-                version.articles.iter().map(move |article| PlacedArticle {
-                    iri: coal_ontology::iri::article(
-                        &version_iri,
-                        article.number.main,
-                        article.number.suffix,
-                    ),
-                    version_iri: version_iri.clone(),
-                    version,
-                    article,
-                    latest: i == last,
-                })
+    corpus.laws.iter().flat_map(placed_articles_of)
+}
+
+/// Every article of every version of one law, with its IRI.
+pub(crate) fn placed_articles_of(
+    law: &coal_corpus::Law,
+) -> impl Iterator<Item = PlacedArticle<'_>> {
+    let last = law.versions.len() - 1;
+    let iris = law_iris(law);
+    law.versions
+        .iter()
+        .zip(iris.versions)
+        .enumerate()
+        .flat_map(move |(i, (version, viri))| {
+            let version_iri: std::rc::Rc<str> = viri.into();
+            version.articles.iter().map(move |article| PlacedArticle {
+                iri: coal_ontology::iri::article(
+                    &version_iri,
+                    article.number.main,
+                    article.number.suffix,
+                ),
+                version_iri: version_iri.clone(),
+                version,
+                article,
+                latest: i == last,
             })
-    })
+        })
 }
 
 fn summarize(

@@ -494,10 +494,9 @@ pub(crate) fn write_text_index(
         Some(index) => index,
         None => writer.text_index_writer(corpus.article_count())?,
     };
-    let works: Vec<String> = corpus.laws.iter().map(|l| rdf::law_iris(l).work).collect();
     let mut groups: Vec<Vec<usize>> = vec![Vec::new(); index.groups()];
-    for (i, work) in works.iter().enumerate() {
-        groups[index.group_of(work)].push(i);
+    for (i, law) in corpus.laws.iter().enumerate() {
+        groups[index.group_of(&coal_ontology::iri::work(&law.short_name))].push(i);
     }
     let (mut done, mut reindexed) = (0u64, 0);
     for (group, members) in groups.iter().enumerate() {
@@ -519,29 +518,22 @@ pub(crate) fn write_text_index(
 /// A law's articles, every version's, as the BM25 index holds them.
 fn law_articles(law: &coal_corpus::Law) -> kg_store::LawArticles {
     let iris = rdf::law_iris(law);
-    let last = law.versions.len() - 1;
-    let mut articles = Vec::new();
-    for (i, (version, version_iri)) in law.versions.iter().zip(&iris.versions).enumerate() {
-        for article in &version.articles {
-            articles.push(kg_store::IndexedArticle {
-                iri: coal_ontology::iri::article(
-                    version_iri,
-                    article.number.main,
-                    article.number.suffix,
-                ),
-                version_iri: version_iri.clone(),
-                law_title: version.title.clone(),
-                version_date: version
-                    .version_date
-                    .map(|d| d.to_string())
-                    .unwrap_or_default(),
-                label: article.label.clone(),
-                hierarchy: version.hierarchy_label(article.division),
-                text: article.text(),
-                latest: i == last,
-            });
-        }
-    }
+    let articles = crate::placed_articles_of(law)
+        .map(|a| kg_store::IndexedArticle {
+            iri: a.iri,
+            version_iri: a.version_iri.to_string(),
+            law_title: a.version.title.clone(),
+            version_date: a
+                .version
+                .version_date
+                .map(|d| d.to_string())
+                .unwrap_or_default(),
+            label: a.article.label.clone(),
+            hierarchy: a.version.hierarchy_label(a.article.division),
+            text: a.article.text(),
+            latest: a.latest,
+        })
+        .collect();
     kg_store::LawArticles {
         work: iris.work,
         versions: iris.versions,

@@ -206,13 +206,18 @@ pub type Centroids = HashMap<String, Vec<f32>>;
 /// instead of 21 s.
 fn sorted_rows(g: &dyn GraphBackend, q: &str, by: &[usize]) -> Result<Vec<Vec<String>>> {
     let mut found = rows(g, q)?;
-    found.sort_by(|a, b| {
+    sort_rows(&mut found, by);
+    Ok(found)
+}
+
+/// Sorts rows by the columns `by`, stably (ties keep their order).
+fn sort_rows(rows: &mut [Vec<String>], by: &[usize]) {
+    rows.sort_by(|a, b| {
         by.iter()
             .map(|&c| a[c].cmp(&b[c]))
             .find(|o| o.is_ne())
             .unwrap_or(std::cmp::Ordering::Equal)
     });
-    Ok(found)
 }
 
 fn rows(g: &dyn GraphBackend, q: &str) -> Result<Vec<Vec<String>>> {
@@ -416,7 +421,7 @@ impl HierarchyRows {
         self.divisions
             .sort_by(|a, b| a[0].len().cmp(&b[0].len()).then_with(|| a[0].cmp(&b[0])));
         for list in [&mut self.articles, &mut self.paragraphs, &mut self.items] {
-            list.sort_by(|a, b| a[0].cmp(&b[0]));
+            sort_rows(list, &[0]);
         }
     }
 }
@@ -586,14 +591,14 @@ impl Extraction {
 
     /// The hierarchy rows of the current versions: each reused version's from the base
     /// snapshot, the others' from SPARQL (one query per table over the whole store, or
-    /// per version graph when only a few are new). Returns how many versions were reused.
+    /// per version graph when only a few are new).
     fn hierarchy_rows(
         &self,
         g: &dyn GraphBackend,
         plan: Option<&Plan<'_>>,
-    ) -> Result<(HierarchyRows, usize)> {
+    ) -> Result<HierarchyRows> {
         let Some(plan) = plan else {
-            return Ok((HierarchyRows::query(g, None)?, 0));
+            return HierarchyRows::query(g, None);
         };
         let mut rows = HierarchyRows::default();
         let mut below: Vec<Vec<u32>> = vec![Vec::new(); plan.base.laws.len()];
@@ -608,7 +613,7 @@ impl Extraction {
         for v in &plan.fresh {
             rows.extend(HierarchyRows::query(g, Some(v))?);
         }
-        Ok((rows, plan.reused.len()))
+        Ok(rows)
     }
 
     /// (citing provision, cited IRI) rows: a reused version's citations from the base
@@ -675,7 +680,7 @@ impl Extraction {
                 &format!("SELECT ?a ?p ?c WHERE {{ GRAPH <{v}> {{ {LINKS} }} ?c a coal:Concept }}"),
             )?);
         }
-        found.sort_by(|a, b| a[2].cmp(&b[2]).then_with(|| a[0].cmp(&b[0])));
+        sort_rows(&mut found, &[2, 0]);
         Ok(found)
     }
 
@@ -921,7 +926,7 @@ impl StatuteGraphData {
         };
         timed("laws", || x.laws(g))?;
         let plan = x.plan(base);
-        let (rows, reused) = timed("hierarchy rows", || x.hierarchy_rows(g, plan.as_ref()))?;
+        let rows = timed("hierarchy rows", || x.hierarchy_rows(g, plan.as_ref()))?;
         timed("hierarchy", || x.hierarchy(rows));
         timed("citations", || x.citations(g, plan.as_ref()))?;
         timed("concepts", || x.concepts(g, plan.as_ref()))?;
@@ -929,6 +934,7 @@ impl StatuteGraphData {
         timed("clauses", || x.clauses(g))?;
         timed("triples", || x.triples(g))?;
         x.data.versions = timed("versions", || Self::extract_versions(g))?;
+        let reused = plan.map_or(0, |p| p.reused.len());
         Ok((x.data, reused))
     }
 
