@@ -160,8 +160,7 @@ pub fn matmul(
     let mut dw = vec![0f32; RO * nb];
     let mut acc = [0f32; RO];
     #[cfg(target_arch = "x86_64")]
-    let avx2 =
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
+    let avx2 = avx2::available();
     #[cfg(target_arch = "x86_64")]
     let vnni = nb.is_multiple_of(2) && avx512::available();
     let mut dwx = Vec::new();
@@ -247,6 +246,113 @@ mod avx2 {
     use std::arch::x86_64::*;
 
     use super::{QK, RO};
+
+    pub fn available() -> bool {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+
+    /// Tokens that share each weight load in [`tile`]: 4 int16 and 4 float accumulators,
+    /// the weights and the broadcast activations fit the 16 AVX2 registers.
+    const TOKENS: usize = 4;
+
+    /// One tile of tokens against every 8-row panel: per panel, block and token, 8
+    /// `maddubs` (each int32 lane a row, 4 weights per step, the token's 4 activations
+    /// broadcast) summed in int16, one `madd` to int32, one conversion and two FMAs —
+    /// against 8 `maddubs`, 8 `madd`, 8 conversions and 16 float operations per 8 rows in
+    /// [`rows`]. The int16 sums cannot overflow: 8 steps × 2 products × 15 × 128 = 30,720.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn tile(
+        w: &super::PackedQ4,
+        bias: &[f32],
+        acts: &super::QuantizedActs,
+        tokens: std::ops::Range<usize>,
+        y: &mut [f32],
+    ) {
+        use super::PANEL_AVX2 as P;
+        let (nout, nin) = (w.rows, w.cols);
+        let nb = nin / QK;
+        assert!(w.panel == P && w.w.len() == nout * nin && w.d.len() == nout * nb);
+        assert!(acts.q.len() >= tokens.end * nin && acts.d.len() >= tokens.end * nb);
+        assert!(y.len() >= tokens.len() * nout && bias.len() == nout);
+        for p in 0..nout / P {
+            let pw = &w.w[p * nb * P * QK..(p + 1) * nb * P * QK];
+            let pd = &w.d[p * nb * P..(p + 1) * nb * P];
+            // SAFETY: p*P+8 <= nout = bias.len().
+            let bv = unsafe { _mm256_loadu_ps(bias.as_ptr().add(p * P)) };
+            let mut t = tokens.start;
+            let mut put = |t: usize, v: __m256| {
+                let at = (t - tokens.start) * nout + p * P;
+                // SAFETY: at+8 <= tokens.len()*nout <= y.len() (asserted above).
+                unsafe { _mm256_storeu_ps(y.as_mut_ptr().add(at), _mm256_add_ps(v, bv)) };
+            };
+            while t + TOKENS <= tokens.end {
+                // SAFETY: as asserted above.
+                let r = unsafe { panel_tokens::<TOKENS>(pw, pd, nb, acts, t) };
+                for (i, v) in r.into_iter().enumerate() {
+                    put(t + i, v);
+                }
+                t += TOKENS;
+            }
+            while t < tokens.end {
+                let [v] = unsafe { panel_tokens::<1>(pw, pd, nb, acts, t) };
+                put(t, v);
+                t += 1;
+            }
+        }
+    }
+
+    /// The 8 rows of one panel for tokens `t..t+TT`, without bias.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    #[allow(clippy::needless_range_loop)] // token indices feed pointer offsets
+    unsafe fn panel_tokens<const TT: usize>(
+        pw: &[u8],
+        pd: &[f32],
+        nb: usize,
+        acts: &super::QuantizedActs,
+        t: usize,
+    ) -> [__m256; TT] {
+        use super::PANEL_AVX2 as P;
+        let nin = nb * QK;
+        assert!(pw.len() >= nb * P * QK && pd.len() >= nb * P);
+        assert!(acts.q.len() >= (t + TT) * nin && acts.d.len() >= (t + TT) * nb);
+        let ones = _mm256_set1_epi16(1);
+        let mut facc = [_mm256_setzero_ps(); TT];
+        for b in 0..nb {
+            let mut sums = [_mm256_setzero_si256(); TT];
+            for step in 0..QK / 4 {
+                // SAFETY: (b*8+step+1)*32 <= nb*P*QK <= pw.len() (asserted above).
+                let wv = unsafe {
+                    _mm256_loadu_si256(pw.as_ptr().add((b * 8 + step) * P * 4) as *const __m256i)
+                };
+                for i in 0..TT {
+                    // SAFETY: (t+i)*nin + b*QK + step*4 + 4 <= (t+TT)*nin <= acts.q.len().
+                    let a4 = unsafe {
+                        std::ptr::read_unaligned(
+                            acts.q.as_ptr().add((t + i) * nin + b * QK + step * 4) as *const i32,
+                        )
+                    };
+                    let prod = _mm256_maddubs_epi16(wv, _mm256_set1_epi32(a4));
+                    sums[i] = _mm256_add_epi16(sums[i], prod);
+                }
+            }
+            // SAFETY: (b+1)*8 <= pd.len() (asserted above).
+            let dw = unsafe { _mm256_loadu_ps(pd.as_ptr().add(b * P)) };
+            for i in 0..TT {
+                let k = (t + i) * nb + b;
+                let da = acts.d[k];
+                let isum = _mm256_madd_epi16(sums[i], ones);
+                // Σ(nibble−8)·a = Σ nibble·a − 8·Σa.
+                let v = _mm256_fmadd_ps(
+                    _mm256_cvtepi32_ps(isum),
+                    _mm256_set1_ps(da),
+                    _mm256_set1_ps(-8.0 * da * acts.s[k] as f32),
+                );
+                facc[i] = _mm256_fmadd_ps(v, dw, facc[i]);
+            }
+        }
+        facc
+    }
 
     #[target_feature(enable = "avx2,fma")]
     unsafe fn hsum(v: __m256) -> f32 {
@@ -396,7 +502,7 @@ mod avx512 {
         use super::PANEL;
         let (nout, nin) = (w.rows, w.cols);
         let nb = nin / QK;
-        assert!(w.w.len() == nout * nin && w.d.len() == nout * nb);
+        assert!(w.panel == PANEL && w.w.len() == nout * nin && w.d.len() == nout * nb);
         assert!(acts.q.len() >= tokens.end * nin && acts.d.len() >= tokens.end * nb);
         assert!(y.len() >= tokens.len() * nout && bias.len() == nout);
         for p in 0..nout / PANEL {
@@ -474,41 +580,55 @@ mod avx512 {
 
 /// Rows per panel of the VNNI layout: one 512-bit register holds an int32 per row.
 pub const PANEL: usize = 16;
+/// Rows per panel of the AVX2 layout: one 256-bit register holds an int32 per row.
+pub const PANEL_AVX2: usize = 8;
 /// Tokens per tile: a tile's activations stay in L1 while every panel passes over them.
 const TOKEN_TILE: usize = 64;
 
 /// A Q4_0 matrix repacked for [`matmul_packed`]: nibbles widened to bytes (0..15) and
-/// laid out so that one 64-byte load gives 4 consecutive weights of each of 16 rows, plus
-/// the 16 rows' scales per block. Built once at load; twice the bytes of the Q4 data.
+/// laid out so that one vector load gives 4 consecutive weights of each of `panel` rows
+/// (16 rows for AVX-512, 8 for AVX2), plus the panel's scales per block. Built once at
+/// load; twice the bytes of the Q4 data.
 pub struct PackedQ4 {
     w: Vec<u8>,
     d: Vec<f32>,
     rows: usize,
     cols: usize,
+    panel: usize,
 }
 
 impl PackedQ4 {
-    /// `None` unless the CPU has AVX-512 VNNI and the matrix has whole panels.
+    /// `None` unless the CPU has AVX-512 VNNI or AVX2+FMA and the matrix has whole panels.
     pub fn new(m: Q4Matrix<'_>) -> Option<PackedQ4> {
+        let panel = Self::panel_for_this_cpu()?;
+        m.rows.is_multiple_of(panel).then(|| Self::pack(m, panel))
+    }
+
+    /// The panel width of the widest packed kernel this CPU runs.
+    fn panel_for_this_cpu() -> Option<usize> {
         #[cfg(target_arch = "x86_64")]
-        if avx512::available() && m.rows.is_multiple_of(PANEL) {
-            return Some(Self::pack(m));
+        {
+            if avx512::available() {
+                return Some(PANEL);
+            }
+            if avx2::available() {
+                return Some(PANEL_AVX2);
+            }
         }
-        let _ = m;
         None
     }
 
-    fn pack(m: Q4Matrix<'_>) -> PackedQ4 {
+    fn pack(m: Q4Matrix<'_>, panel: usize) -> PackedQ4 {
         let nb = m.cols / QK;
-        let panels = m.rows / PANEL;
+        let panels = m.rows / panel;
         let mut w = vec![0u8; m.rows * m.cols];
         let mut d = vec![0f32; m.rows * nb];
         for p in 0..panels {
             for b in 0..nb {
-                let base = (p * nb + b) * PANEL * QK;
-                for r in 0..PANEL {
-                    let blk = m.block(p * PANEL + r, b);
-                    d[(p * nb + b) * PANEL + r] = fp16_to_f32(u16::from_le_bytes([blk[0], blk[1]]));
+                let base = (p * nb + b) * panel * QK;
+                for r in 0..panel {
+                    let blk = m.block(p * panel + r, b);
+                    d[(p * nb + b) * panel + r] = fp16_to_f32(u16::from_le_bytes([blk[0], blk[1]]));
                     for e in 0..QK {
                         // Element e of a block: low nibbles first, then high nibbles.
                         let q = if e < 16 {
@@ -517,7 +637,7 @@ impl PackedQ4 {
                             blk[2 + e - 16] >> 4
                         };
                         let (step, within) = (e / 4, e % 4);
-                        w[base + step * PANEL * 4 + r * 4 + within] = q;
+                        w[base + step * panel * 4 + r * 4 + within] = q;
                     }
                 }
             }
@@ -527,13 +647,14 @@ impl PackedQ4 {
             d,
             rows: m.rows,
             cols: m.cols,
+            panel,
         }
     }
 }
 
-/// [`matmul`] over a [`PackedQ4`]: the same sums, in an order that needs a quarter of the
-/// float work (one int32→float conversion per 16 rows and block instead of per row and
-/// two blocks).
+/// [`matmul`] over a [`PackedQ4`]: the same sums, in an order that needs a fraction of
+/// the float work (one int32→float conversion per panel of rows and block instead of per
+/// row and block) and loads each weight once for several tokens.
 pub fn matmul_packed(
     w: &PackedQ4,
     bias: &[f32],
@@ -549,9 +670,15 @@ pub fn matmul_packed(
         while t0 < tokens.end {
             let t1 = (t0 + TOKEN_TILE).min(tokens.end);
             let yo = (t0 - tokens.start) * w.rows;
-            // SAFETY: PackedQ4 exists only when AVX-512 VNNI is available; the tile's
-            // tokens are inside `acts` and their output rows inside `y` (asserted above).
-            unsafe { avx512::tile(w, bias, acts, t0..t1, &mut y[yo..]) };
+            // SAFETY: a PackedQ4 of 16-row panels exists only when AVX-512 VNNI is
+            // available, one of 8-row panels only with AVX2 and FMA (`new`; the tests'
+            // `pack` calls check first); the tile's tokens are inside `acts` and their
+            // output rows inside `y` (asserted above).
+            match w.panel {
+                PANEL => unsafe { avx512::tile(w, bias, acts, t0..t1, &mut y[yo..]) },
+                PANEL_AVX2 => unsafe { avx2::tile(w, bias, acts, t0..t1, &mut y[yo..]) },
+                other => unreachable!("no kernel for {other}-row panels"),
+            }
             t0 = t1;
         }
     }
@@ -904,33 +1031,89 @@ mod tests {
         let mut reference = vec![0f32; tokens * nout];
         matmul(w, &bias, &acts, 0..tokens, &mut reference);
         #[cfg(target_arch = "x86_64")]
-        assert_eq!(PackedQ4::new(w).is_some(), avx512::available());
-        let packed = PackedQ4::pack(w);
-        // A token range that does not start at 0 writes only its own rows.
-        let mut y = vec![f32::NAN; (tokens - 2) * nout];
-        if PackedQ4::new(w).is_some() {
-            matmul_packed(&packed, &bias, &acts, 2..tokens, &mut y);
-            for (got, want) in y.iter().zip(&reference[2 * nout..]) {
-                assert!((got - want).abs() < 1e-4, "{got} vs {want}");
+        {
+            let expected = if avx512::available() {
+                Some(PANEL)
+            } else if avx2::available() {
+                Some(PANEL_AVX2)
+            } else {
+                None
+            };
+            assert_eq!(PackedQ4::new(w).map(|p| p.panel), expected);
+        }
+        for panel in [PANEL, PANEL_AVX2] {
+            let packed = PackedQ4::pack(w, panel);
+            let runs_here = packed_kernel_runs_here(panel);
+            // A token range that does not start at 0 writes only its own rows.
+            let mut y = vec![f32::NAN; (tokens - 2) * nout];
+            if runs_here {
+                matmul_packed(&packed, &bias, &acts, 2..tokens, &mut y);
+                for (got, want) in y.iter().zip(&reference[2 * nout..]) {
+                    assert!((got - want).abs() < 1e-4, "panel {panel}: {got} vs {want}");
+                }
+            }
+            // The layout itself, read back element by element.
+            let nb = nin / QK;
+            let mut row = vec![0f32; nin];
+            for r in [0, 5, 16, 31] {
+                w.dequantize_row(r, &mut row);
+                for e in [0, 3, 17, 31, 40, 95] {
+                    let (p, b, within) = (r / panel, e / QK, e % QK);
+                    let at = (p * nb + b) * panel * QK
+                        + (within / 4) * panel * 4
+                        + (r % panel) * 4
+                        + within % 4;
+                    let d = packed.d[(p * nb + b) * panel + r % panel];
+                    assert_eq!(
+                        (packed.w[at] as f32 - 8.0) * d,
+                        row[e],
+                        "panel {panel}: row {r} element {e}"
+                    );
+                }
             }
         }
-        // The layout itself, read back element by element.
-        let nb = nin / QK;
-        let mut row = vec![0f32; nin];
-        for r in [0, 5, 16, 31] {
-            w.dequantize_row(r, &mut row);
-            for e in [0, 3, 17, 31, 40, 95] {
-                let (p, b, within) = (r / PANEL, e / QK, e % QK);
-                let at = (p * nb + b) * PANEL * QK
-                    + (within / 4) * PANEL * 4
-                    + (r % PANEL) * 4
-                    + within % 4;
-                let d = packed.d[(p * nb + b) * PANEL + r % PANEL];
-                assert_eq!(
-                    (packed.w[at] as f32 - 8.0) * d,
-                    row[e],
-                    "row {r} element {e}"
-                );
+    }
+
+    fn packed_kernel_runs_here(panel: usize) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        return match panel {
+            PANEL => avx512::available(),
+            _ => avx2::available(),
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    }
+
+    #[test]
+    fn packed_int16_sums_hold_the_largest_blocks() {
+        // Every nibble 15 and every activation ±127: the AVX2 kernel's int16 block sums
+        // reach ±30,480 (8 steps × 2 products × 15 × 127), next to the int16 limit.
+        let (nout, nin, tokens) = (16, 64, 5);
+        let mut bytes = Vec::new();
+        for _ in 0..nout * nin / QK {
+            bytes.extend_from_slice(&0x211eu16.to_le_bytes());
+            bytes.extend_from_slice(&[0xff; 16]);
+        }
+        let w = Q4Matrix {
+            bytes: &bytes,
+            rows: nout,
+            cols: nin,
+        };
+        let x: Vec<f32> = (0..tokens * nin)
+            .map(|i| if (i / nin) % 2 == 0 { 3.0 } else { -3.0 })
+            .collect();
+        let acts = quantize(&x, nin);
+        assert!(acts.q.iter().all(|q| q.abs() == 127));
+        let bias = vec![0f32; nout];
+        let mut reference = vec![0f32; tokens * nout];
+        matmul(w, &bias, &acts, 0..tokens, &mut reference);
+        for panel in [PANEL, PANEL_AVX2] {
+            if packed_kernel_runs_here(panel) {
+                let mut y = vec![0f32; tokens * nout];
+                matmul_packed(&PackedQ4::pack(w, panel), &bias, &acts, 0..tokens, &mut y);
+                for (got, want) in y.iter().zip(&reference) {
+                    assert!((got - want).abs() < 1e-3 * want.abs(), "{got} vs {want}");
+                }
             }
         }
     }
