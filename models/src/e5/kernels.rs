@@ -110,6 +110,25 @@ pub struct QuantizedActs {
     pub cols: usize,
 }
 
+impl QuantizedActs {
+    /// The rows of `parts`, in order (all of `cols` columns).
+    pub fn concat(parts: Vec<QuantizedActs>, cols: usize) -> QuantizedActs {
+        let mut all = QuantizedActs {
+            q: Vec::with_capacity(parts.iter().map(|p| p.q.len()).sum()),
+            d: Vec::with_capacity(parts.iter().map(|p| p.d.len()).sum()),
+            s: Vec::with_capacity(parts.iter().map(|p| p.s.len()).sum()),
+            cols,
+        };
+        for p in parts {
+            assert_eq!(p.cols, cols);
+            all.q.extend_from_slice(&p.q);
+            all.d.extend_from_slice(&p.d);
+            all.s.extend_from_slice(&p.s);
+        }
+        all
+    }
+}
+
 simd_dispatch! {
     pub fn quantize(x: &[f32], cols: usize) -> QuantizedActs {
         wide: quantize_body(x, cols),
@@ -1153,6 +1172,17 @@ mod tests {
                 assert!((*g as f64 - w).abs() < 1e-4, "{name}: {g} vs {w}");
             }
         }
+    }
+
+    #[test]
+    fn quantized_pieces_concatenate_to_the_whole() {
+        let x: Vec<f32> = (0..5 * 64)
+            .map(|i| ((i * 29 % 71) as f32 - 35.0) / 9.0)
+            .collect();
+        let whole = quantize(&x, 64);
+        let parts =
+            QuantizedActs::concat(vec![quantize(&x[..128], 64), quantize(&x[128..], 64)], 64);
+        assert_eq!((parts.q, parts.d, parts.s), (whole.q, whole.d, whole.s));
     }
 
     #[test]
