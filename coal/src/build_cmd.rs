@@ -247,7 +247,7 @@ fn print_domains(d: &kg_build::domains::DomainReport) {
 
 fn print_extraction(e: &kg_build::extract::ExtractReport) {
     println!(
-        "  extraction ({}): {} articles, {} calls, {} from cache, {} triples kept ({} invalid and {} not supported by their article dropped), {} skipped",
+        "  extraction ({}): {} articles, {} calls, {} from cache, {} triples kept ({} invalid, {} not supported by their article and {} repeated dropped), {} skipped",
         e.model,
         e.articles,
         e.calls,
@@ -255,6 +255,7 @@ fn print_extraction(e: &kg_build::extract::ExtractReport) {
         e.triples,
         e.invalid_triples,
         e.ungrounded_triples,
+        e.duplicate_triples,
         e.skipped
     );
     if e.closed_replies > 0 {
