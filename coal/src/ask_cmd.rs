@@ -358,6 +358,18 @@ pub fn calibrate(args: crate::config::CalibrateArgs) -> anyhow::Result<()> {
         by_set.push((set, o));
     }
     let c = calibrate(&obs, &base);
+    if let Some(path) = &args.observations {
+        let mut text = String::new();
+        for (set, o) in &by_set {
+            for o in o {
+                let mut line = serde_json::to_value(o)?;
+                line["set"] = serde_json::json!(set);
+                text.push_str(&serde_json::to_string(&line)?);
+                text.push('\n');
+            }
+        }
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
     let folds = args
         .two_folds
         .then(|| query_engine::calibrate::two_folds(&by_set, &base));
@@ -370,70 +382,7 @@ pub fn calibrate(args: crate::config::CalibrateArgs) -> anyhow::Result<()> {
         }
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
     } else {
-        writeln!(
-            out,
-            "{} questions with gold articles, {} grid points",
-            c.questions, c.grid_points
-        )?;
-        writeln!(out, "article F1, current constants: {:.4}", c.default_f1)?;
-        for (t, f) in c.forced_f1.iter().enumerate() {
-            writeln!(
-                out,
-                "article F1, every question in tier {}: {:.4}",
-                t + 1,
-                f
-            )?;
-        }
-        writeln!(
-            out,
-            "best: {:.4} with gamma {:.2}, theta {:.2}/{:.2}/{:.2}, QSI midpoint {:.1}",
-            c.best_f1,
-            c.best.gamma,
-            c.best.theta_low,
-            c.best.theta_medium,
-            c.best.theta_high,
-            c.best.qsi_midpoint
-        )?;
-        if let Some(folds) = &folds {
-            writeln!(
-                out,
-                "\ntwo folds (fitted on one half of every set, routing reported on the other):"
-            )?;
-            writeln!(
-                out,
-                "| fitted on | held-out set | n | routed F1 | tier 1 | tier 2 | tier 3 | tier 4 | best forced | tiers 1/2/3/4 (lookups) | outside the most used |"
-            )?;
-            writeln!(out, "|{}", "---|".repeat(11))?;
-            for f in folds {
-                for (set, h) in &f.held_out {
-                    let best = h.forced_f1.iter().copied().fold(f64::MIN, f64::max);
-                    let routed: usize = h.tiers.iter().sum();
-                    let most = h.tiers.iter().copied().max().unwrap_or(0);
-                    writeln!(
-                        out,
-                        "| {} (γ {:.1}, θ {:.2}/{:.2}/{:.2}) | {set} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {}/{}/{}/{} ({}) | {:.1}% |",
-                        f.fitted_on,
-                        f.fitted.best.gamma,
-                        f.fitted.best.theta_low,
-                        f.fitted.best.theta_medium,
-                        f.fitted.best.theta_high,
-                        h.questions,
-                        h.routed_f1,
-                        h.forced_f1[0],
-                        h.forced_f1[1],
-                        h.forced_f1[2],
-                        h.forced_f1[3],
-                        best,
-                        h.tiers[0],
-                        h.tiers[1],
-                        h.tiers[2],
-                        h.tiers[3],
-                        h.lookups,
-                        100.0 * (routed - most) as f64 / routed.max(1) as f64
-                    )?;
-                }
-            }
-        }
+        print_calibration(&mut out, &c, folds.as_deref())?;
     }
     if let Some(path) = &args.write {
         #[derive(serde::Serialize)]
@@ -443,6 +392,98 @@ pub fn calibrate(args: crate::config::CalibrateArgs) -> anyhow::Result<()> {
         let text = toml::to_string(&File { method: &c.best })?;
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// σ and each tier's context bounds, as the calibration tables print them.
+fn context_bounds(m: &query_engine::method::MethodConfig) -> String {
+    let tiers: Vec<String> = (0..4)
+        .map(|t| format!("{}–{}", m.context_min[t], m.context_max[t]))
+        .collect();
+    format!("σ {:.2}, context {}", m.cliff_sigma, tiers.join("/"))
+}
+
+fn print_calibration(
+    out: &mut impl Write,
+    c: &query_engine::calibrate::Calibration,
+    folds: Option<&[query_engine::calibrate::Fold]>,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{} questions with gold articles, {} grid points",
+        c.questions, c.grid_points
+    )?;
+    writeln!(out, "article F1, current constants: {:.4}", c.default_f1)?;
+    for t in 0..4 {
+        writeln!(
+            out,
+            "article F1, every question in tier {}: {:.4} ({:.4} with its context bounds fitted: {})",
+            t + 1,
+            c.forced_f1[t],
+            c.fitted_forced_f1[t],
+            context_bounds(&c.forced_best)
+        )?;
+    }
+    writeln!(
+        out,
+        "best: {:.4} with gamma {:.2}, theta {:.2}/{:.2}/{:.2}, QSI midpoint {:.1}, {}",
+        c.best_f1,
+        c.best.gamma,
+        c.best.theta_low,
+        c.best.theta_medium,
+        c.best.theta_high,
+        c.best.qsi_midpoint,
+        context_bounds(&c.best)
+    )?;
+    if c.recomputed_mismatches > 0 {
+        writeln!(
+            out,
+            "warning: {} questions' observed F1 differs from the one recomputed from their rankings",
+            c.recomputed_mismatches
+        )?;
+    }
+    let Some(folds) = folds else { return Ok(()) };
+    writeln!(
+        out,
+        "\ntwo folds (fitted on one half of every set, routing reported on the other; forced tiers with the context bounds fitted for forcing):"
+    )?;
+    writeln!(
+        out,
+        "| fitted on | held-out set | n | routed F1 | tier 1 | tier 2 | tier 3 | tier 4 | best forced | tiers 1/2/3/4 (lookups) | outside the most used | routed context |"
+    )?;
+    writeln!(out, "|{}", "---|".repeat(12))?;
+    for f in folds {
+        for (set, h) in &f.held_out {
+            let forced = h.forced_fitted_f1;
+            let best = forced.iter().copied().fold(f64::MIN, f64::max);
+            let routed: usize = h.tiers.iter().sum();
+            let most = h.tiers.iter().copied().max().unwrap_or(0);
+            writeln!(
+                out,
+                "| {} (γ {:.1}, θ {:.2}/{:.2}/{:.2}, {}) | {set} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {}/{}/{}/{} ({}) | {:.1}% | {:.2} |",
+                f.fitted_on,
+                f.fitted.best.gamma,
+                f.fitted.best.theta_low,
+                f.fitted.best.theta_medium,
+                f.fitted.best.theta_high,
+                context_bounds(&f.fitted.best),
+                h.questions,
+                h.routed_f1,
+                forced[0],
+                forced[1],
+                forced[2],
+                forced[3],
+                best,
+                h.tiers[0],
+                h.tiers[1],
+                h.tiers[2],
+                h.tiers[3],
+                h.lookups,
+                100.0 * (routed - most) as f64 / routed.max(1) as f64,
+                h.mean_context
+            )?;
+        }
     }
     Ok(())
 }

@@ -628,6 +628,10 @@ pub struct CalibrateArgs {
     /// way round (routing that generalises, set by set).
     #[arg(long)]
     pub two_folds: bool,
+    /// Write each question's observations here, one JSON line each (routing signals,
+    /// every forced tier's F1 and ranking before the cliff, with its gold matches).
+    #[arg(long)]
+    pub observations: Option<PathBuf>,
     #[command(flatten)]
     pub bm25: Bm25Args,
     #[command(flatten)]

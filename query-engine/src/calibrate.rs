@@ -1,9 +1,18 @@
-//! `coal calibrate`: grid search over γ, the three thresholds and the QSI midpoint that
-//! maximizes routed article F1 on a dev set (METHOD.md §7).
+//! `coal calibrate`: grid search over the routing constants (γ, the three thresholds and
+//! the QSI midpoint) and each tier's context bounds (the score cliff σ and the least and
+//! most articles per tier) that maximizes routed article F1 on a dev set (METHOD.md §5,
+//! §7).
 //!
 //! Each question is asked once per forced tier; what routing needs (C_intrinsic, the BM25
-//! top score, the two overlaps) comes from those runs, so the search itself is arithmetic
-//! over the observations: no question is asked again per grid point.
+//! top score, the two overlaps) and what the context needs (the tier's ranking before the
+//! cliff, with scores, and which gold article each is) come from those runs, so the search
+//! itself is arithmetic over the observations: no question is asked again per grid point.
+//!
+//! Why the context bounds are fitted too: the extractive answer cites its whole context,
+//! so a tier's article F1 is as much how many articles it keeps as which ones it finds,
+//! and questions differ in how many articles they need (1–9 gold articles on lecoqa).
+//! With the bounds fitted per tier, the tiers differ in what they cost and return, and
+//! routing has something to choose between.
 
 use std::collections::HashSet;
 
@@ -12,9 +21,71 @@ use serde::Serialize;
 use crate::QueryError;
 use crate::answer_metrics::article_prf;
 use crate::complexity::consistency::from_overlap;
+use crate::context::cliff_cut;
 use crate::engine::{AnswerKind, AskOptions, Engine};
 use crate::eval::EvalItem;
 use crate::method::MethodConfig;
+
+/// One article a forced tier could put in the context.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Candidate {
+    /// Its score in the tier's ranking (infinite for an article the question names).
+    pub score: f64,
+    /// Bit `i` set: it is (a version of) gold article `i`.
+    pub gold: u32,
+    /// The question names it (the context puts it first whatever the cliff).
+    pub named: bool,
+}
+
+/// What one forced tier returned for a question, before the score cliff.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TierRun {
+    /// The articles the question names, in the order the context puts them first.
+    pub named: Vec<Candidate>,
+    /// The tier's own ranking (first [`crate::engine::TIER_RANKING_KEPT`]).
+    pub ranked: Vec<Candidate>,
+}
+
+impl TierRun {
+    /// How many articles the context keeps under `cfg`'s bounds for `tier`, and their
+    /// article F1 against `golds` gold articles: the context stage's arithmetic
+    /// (`engine/context_stage.rs`) without the store.
+    pub fn context(&self, tier: u8, cfg: &MethodConfig, golds: usize) -> (usize, f64) {
+        let t = tier as usize - 1;
+        self.cut(
+            cfg.cliff_sigma,
+            cfg.context_min[t],
+            cfg.context_max[t],
+            golds,
+        )
+    }
+
+    fn cut(&self, sigma: f64, min: usize, max: usize, golds: usize) -> (usize, f64) {
+        let scores: Vec<f64> = self.ranked.iter().map(|c| c.score).collect();
+        let keep = cliff_cut(&scores, sigma, min, max);
+        let cited = self
+            .named
+            .iter()
+            .chain(self.ranked[..keep].iter().filter(|c| !c.named));
+        let (mut n, mut correct, mut found) = (0usize, 0usize, 0u32);
+        for c in cited {
+            n += 1;
+            correct += (c.gold != 0) as usize;
+            found |= c.gold;
+        }
+        if golds == 0 || n == 0 {
+            return (n, 0.0);
+        }
+        let p = correct as f64 / n as f64;
+        let r = found.count_ones() as f64 / golds as f64;
+        let f1 = if p + r > 0.0 {
+            2.0 * p * r / (p + r)
+        } else {
+            0.0
+        };
+        (n, f1)
+    }
+}
 
 /// What one question contributes to the search.
 #[derive(Debug, Clone, Serialize)]
@@ -23,10 +94,28 @@ pub struct Observation {
     pub s1: f64,
     pub jaccard: f64,
     pub top3: f64,
-    /// Article F1 of the context of each forced tier.
+    /// Article F1 of the context of each forced tier, as observed (the constants the
+    /// engine ran with).
     pub f1_by_tier: [f64; 4],
     /// F1 when the question is answered by graph lookup (no routing happens then).
     pub lookup_f1: Option<f64>,
+    /// Gold articles of the question.
+    pub golds: usize,
+    /// Each forced tier's ranking before the cliff.
+    pub runs: [TierRun; 4],
+}
+
+impl Observation {
+    /// Article F1 of each tier's context under `cfg`'s context bounds.
+    pub fn f1_under(&self, cfg: &MethodConfig) -> [f64; 4] {
+        [1u8, 2, 3, 4].map(|t| self.runs[t as usize - 1].context(t, cfg, self.golds).1)
+    }
+
+    /// The tier `cfg` routes the question to (not asked for lookups).
+    pub fn tier(&self, cfg: &MethodConfig) -> u8 {
+        let c = from_overlap(self.s1, self.jaccard, self.top3, cfg).c_consistency;
+        cfg.tier(cfg.gamma * self.c_intrinsic + (1.0 - cfg.gamma) * c)
+    }
 }
 
 fn f1(
@@ -39,6 +128,44 @@ fn f1(
     let cited: Vec<String> = a.citations.iter().map(|c| c.iri.clone()).collect();
     let f = article_prf(&cited, golds).map(|x| x.2).unwrap_or(0.0);
     Ok((f, a))
+}
+
+/// A forced tier's answer as a [`TierRun`].
+fn tier_run(a: &crate::engine::Answer, golds: &[HashSet<String>]) -> TierRun {
+    let gold = |iri: &str| -> u32 {
+        golds
+            .iter()
+            .take(32)
+            .enumerate()
+            .filter(|(_, g)| g.contains(iri))
+            .fold(0, |bits, (i, _)| bits | 1 << i)
+    };
+    let named: Vec<&str> = a
+        .context
+        .iter()
+        .take_while(|c| c.score == f64::INFINITY)
+        .map(|c| c.iri.as_str())
+        .collect();
+    TierRun {
+        named: named
+            .iter()
+            .map(|iri| Candidate {
+                score: f64::INFINITY,
+                gold: gold(iri),
+                named: true,
+            })
+            .collect(),
+        ranked: a
+            .trace
+            .tier_ranking
+            .iter()
+            .map(|(iri, score)| Candidate {
+                score: *score,
+                gold: gold(iri),
+                named: named.contains(&iri.as_str()),
+            })
+            .collect(),
+    }
 }
 
 /// Observes every item that has gold articles.
@@ -59,6 +186,7 @@ pub fn observe(
         )
         .then_some(routed_f1);
         let mut f1_by_tier = [0.0; 4];
+        let mut runs: [TierRun; 4] = Default::default();
         let mut signals = None;
         for t in 1..=4u8 {
             let opts = AskOptions {
@@ -67,6 +195,7 @@ pub fn observe(
             };
             let (f, a) = f1(engine, &item.question, golds, &opts)?;
             f1_by_tier[t as usize - 1] = f;
+            runs[t as usize - 1] = tier_run(&a, golds);
             if let Some(cx) = a.trace.complexity {
                 signals = Some((
                     cx.intrinsic.c_intrinsic,
@@ -84,32 +213,35 @@ pub fn observe(
             top3,
             f1_by_tier,
             lookup_f1,
+            golds: golds.len(),
+            runs,
         });
     }
     Ok(out)
 }
 
-/// Mean routed F1 of `cfg` over the observations.
+/// Mean routed F1 of `cfg` over the observations (each tier's context cut by `cfg`'s
+/// bounds).
 pub fn routed_f1(obs: &[Observation], cfg: &MethodConfig) -> f64 {
     let total: f64 = obs
         .iter()
         .map(|o| match o.lookup_f1 {
             Some(f) => f,
-            None => {
-                let c = from_overlap(o.s1, o.jaccard, o.top3, cfg).c_consistency;
-                let c_final = cfg.gamma * o.c_intrinsic + (1.0 - cfg.gamma) * c;
-                o.f1_by_tier[cfg.tier(c_final) as usize - 1]
-            }
+            None => o.f1_under(cfg)[o.tier(cfg) as usize - 1],
         })
         .sum();
     total / obs.len().max(1) as f64
 }
 
 /// Mean F1 with every question in one tier (lookups still answered by lookup).
-pub fn forced_f1(obs: &[Observation], tier: u8) -> f64 {
+pub fn forced_f1(obs: &[Observation], tier: u8, cfg: &MethodConfig) -> f64 {
+    let t = tier as usize - 1;
     let total: f64 = obs
         .iter()
-        .map(|o| o.lookup_f1.unwrap_or(o.f1_by_tier[tier as usize - 1]))
+        .map(|o| {
+            o.lookup_f1
+                .unwrap_or_else(|| o.runs[t].context(tier, cfg, o.golds).1)
+        })
         .sum();
     total / obs.len().max(1) as f64
 }
@@ -118,10 +250,20 @@ pub fn forced_f1(obs: &[Observation], tier: u8) -> f64 {
 pub struct Calibration {
     pub questions: usize,
     pub default_f1: f64,
+    /// Every question in one tier, under the current constants.
     pub forced_f1: [f64; 4],
+    /// Every question in one tier, under the context bounds fitted for that (each tier's
+    /// on every question): what routing must beat.
+    pub fitted_forced_f1: [f64; 4],
+    /// Those bounds (the routing constants as given).
+    pub forced_best: MethodConfig,
     pub best_f1: f64,
     pub best: MethodConfig,
     pub grid_points: usize,
+    /// Questions whose observed F1 of some tier differs from the one recomputed from its
+    /// ranking under the constants it was observed with (must be 0: the arithmetic is
+    /// the context stage's).
+    pub recomputed_mismatches: usize,
 }
 
 fn steps(from: f64, to: f64, step: f64) -> Vec<f64> {
@@ -132,30 +274,94 @@ fn steps(from: f64, to: f64, step: f64) -> Vec<f64> {
         .collect()
 }
 
+/// The largest `context_max` tried (below [`crate::engine::TIER_RANKING_KEPT`], so the
+/// observed rankings hold every article a fitted context can keep).
+pub const CONTEXT_MAX_TRIED: usize = 10;
+
+/// Fits the score cliff σ and every tier's least and most context articles: for each σ
+/// of the grid, each tier's (min, max) that maximizes the F1 summed over the questions
+/// `assigned` to that tier (`None`: every question, as if forced there); the σ with the
+/// best total wins. The current values compete too, and win ties.
+fn fit_contexts(
+    obs: &[Observation],
+    cfg: &MethodConfig,
+    assigned: &dyn Fn(&Observation) -> [bool; 4],
+    points: &mut usize,
+) -> MethodConfig {
+    let routable: Vec<(&Observation, [bool; 4])> = obs
+        .iter()
+        .filter(|o| o.lookup_f1.is_none())
+        .map(|o| (o, assigned(o)))
+        .collect();
+    let tier_total = |t: usize, sigma: f64, min: usize, max: usize| -> f64 {
+        routable
+            .iter()
+            .filter(|(_, a)| a[t])
+            .map(|(o, _)| o.runs[t].cut(sigma, min, max, o.golds).1)
+            .sum()
+    };
+    let total_of = |c: &MethodConfig| -> f64 {
+        (0..4)
+            .map(|t| tier_total(t, c.cliff_sigma, c.context_min[t], c.context_max[t]))
+            .sum()
+    };
+    let mut best = cfg.clone();
+    let mut best_total = total_of(cfg);
+    let mut sigmas = steps(0.05, 0.5, 0.05);
+    sigmas.push(cfg.cliff_sigma);
+    for sigma in sigmas {
+        let mut point = MethodConfig {
+            cliff_sigma: sigma,
+            ..cfg.clone()
+        };
+        for t in 0..4 {
+            let mut tier_best = tier_total(t, sigma, cfg.context_min[t], cfg.context_max[t]);
+            for min in 1..=3 {
+                for max in min..=CONTEXT_MAX_TRIED {
+                    *points += 1;
+                    let f = tier_total(t, sigma, min, max);
+                    if f > tier_best + 1e-12 {
+                        tier_best = f;
+                        point.context_min[t] = min;
+                        point.context_max[t] = max;
+                    }
+                }
+            }
+        }
+        let total = total_of(&point);
+        if total > best_total + 1e-12 {
+            best_total = total;
+            best = point;
+        }
+    }
+    best
+}
+
 /// Grid search over γ ∈ [0, 1] by 0.1, θ_low ∈ [0.1, 0.4], θ_medium ∈ [0.25, 0.6],
 /// θ_high ∈ [0.45, 0.9] by 0.05 (kept ordered), and the QSI midpoint at the deciles of
-/// the observed BM25 top scores. Ties keep the earlier (smaller) values.
-pub fn calibrate(obs: &[Observation], base: &MethodConfig) -> Calibration {
+/// the observed BM25 top scores, with `cfg`'s context bounds. Ties keep `cfg`, then the
+/// earlier (smaller) values.
+fn fit_routing(obs: &[Observation], cfg: &MethodConfig, points: &mut usize) -> MethodConfig {
     let mut s1: Vec<f64> = obs.iter().map(|o| o.s1).collect();
     s1.sort_by(f64::total_cmp);
     let mut midpoints: Vec<f64> = (1..10)
         .filter_map(|d| s1.get(s1.len() * d / 10).copied())
         .map(|x| (x * 10.0).round() / 10.0)
         .collect();
-    midpoints.push(base.qsi_midpoint);
+    midpoints.push(cfg.qsi_midpoint);
     midpoints.sort_by(f64::total_cmp);
     midpoints.dedup();
-    let mut best = base.clone();
-    let mut best_f1 = routed_f1(obs, base);
-    let default_f1 = best_f1;
-    let mut points = 0;
+    // Each question's F1 per tier under these context bounds, once.
+    let f1s: Vec<[f64; 4]> = obs.iter().map(|o| o.f1_under(cfg)).collect();
+    let mut best = cfg.clone();
+    let mut best_f1 = routed_f1(obs, cfg);
     for &mid in &midpoints {
-        let mut cfg = base.clone();
-        cfg.qsi_midpoint = mid;
+        let mut at_mid = cfg.clone();
+        at_mid.qsi_midpoint = mid;
         // C_consistency per question for this midpoint, once.
         let cc: Vec<f64> = obs
             .iter()
-            .map(|o| from_overlap(o.s1, o.jaccard, o.top3, &cfg).c_consistency)
+            .map(|o| from_overlap(o.s1, o.jaccard, o.top3, &at_mid).c_consistency)
             .collect();
         for gamma in steps(0.0, 1.0, 0.1) {
             let c_final: Vec<f64> = obs
@@ -166,20 +372,20 @@ pub fn calibrate(obs: &[Observation], base: &MethodConfig) -> Calibration {
             for low in steps(0.10, 0.40, 0.05) {
                 for medium in steps(0.25, 0.60, 0.05).into_iter().filter(|m| *m >= low) {
                     for high in steps(0.45, 0.90, 0.05).into_iter().filter(|h| *h >= medium) {
-                        points += 1;
+                        *points += 1;
                         let point = MethodConfig {
                             gamma,
                             theta_low: low,
                             theta_medium: medium,
                             theta_high: high,
-                            ..cfg.clone()
+                            ..at_mid.clone()
                         };
                         let total: f64 = obs
                             .iter()
                             .zip(&c_final)
-                            .map(|(o, &c)| {
-                                o.lookup_f1
-                                    .unwrap_or(o.f1_by_tier[point.tier(c) as usize - 1])
+                            .zip(&f1s)
+                            .map(|((o, &c), f)| {
+                                o.lookup_f1.unwrap_or(f[point.tier(c) as usize - 1])
                             })
                             .sum();
                         let f = total / obs.len().max(1) as f64;
@@ -192,13 +398,50 @@ pub fn calibrate(obs: &[Observation], base: &MethodConfig) -> Calibration {
             }
         }
     }
+    best
+}
+
+/// Fits the context bounds and the routing in turn: each tier's bounds on every question
+/// (as if all were forced there), the routing under them, each tier's bounds again on the
+/// questions routed to it, and the routing once more. The result is never worse on `obs`
+/// than `base`.
+pub fn calibrate(obs: &[Observation], base: &MethodConfig) -> Calibration {
+    let mut points = 0;
+    let everywhere = |_: &Observation| [true; 4];
+    let mut cfg = fit_contexts(obs, base, &everywhere, &mut points);
+    let forced_best = cfg.clone();
+    let fitted_forced_f1 = [1, 2, 3, 4].map(|t| forced_f1(obs, t, &cfg));
+    cfg = fit_routing(obs, &cfg, &mut points);
+    let routed = cfg.clone();
+    let own_tier = move |o: &Observation| {
+        let t = o.tier(&routed) as usize - 1;
+        [0, 1, 2, 3].map(|i| i == t)
+    };
+    cfg = fit_contexts(obs, &cfg, &own_tier, &mut points);
+    cfg = fit_routing(obs, &cfg, &mut points);
+    let default_f1 = routed_f1(obs, base);
+    let fitted_f1 = routed_f1(obs, &cfg);
+    let (best, best_f1) = match fitted_f1 > default_f1 + 1e-12 {
+        true => (cfg, fitted_f1),
+        false => (base.clone(), default_f1),
+    };
     Calibration {
         questions: obs.len(),
         default_f1,
-        forced_f1: [1, 2, 3, 4].map(|t| forced_f1(obs, t)),
+        forced_f1: [1, 2, 3, 4].map(|t| forced_f1(obs, t, base)),
+        fitted_forced_f1,
+        forced_best,
         best_f1,
         best,
         grid_points: points,
+        recomputed_mismatches: obs
+            .iter()
+            .filter(|o| o.lookup_f1.is_none())
+            .filter(|o| {
+                let f = o.f1_under(base);
+                (0..4).any(|t| (f[t] - o.f1_by_tier[t]).abs() > 1e-9)
+            })
+            .count(),
     }
 }
 
@@ -207,31 +450,42 @@ pub fn calibrate(obs: &[Observation], base: &MethodConfig) -> Calibration {
 pub struct HeldOut {
     pub questions: usize,
     pub routed_f1: f64,
+    /// Every question in one tier, under the same constants.
     pub forced_f1: [f64; 4],
+    /// Every question in one tier, under the context bounds fitted for forcing it
+    /// ([`Calibration::forced_best`]): the best single tier routing must beat.
+    pub forced_fitted_f1: [f64; 4],
     /// Questions per tier (lookups counted apart).
     pub tiers: [usize; 4],
     pub lookups: usize,
+    /// Articles in the routed context, on average over the routed questions.
+    pub mean_context: f64,
 }
 
-/// How `cfg` routes `obs`.
-pub fn held_out(obs: &[Observation], cfg: &MethodConfig) -> HeldOut {
+/// How `cfg` routes `obs`, against every tier forced under `forced` (its context bounds
+/// fitted for forcing).
+pub fn held_out(obs: &[Observation], cfg: &MethodConfig, forced: &MethodConfig) -> HeldOut {
     let mut tiers = [0usize; 4];
     let mut lookups = 0;
+    let mut context = 0;
     for o in obs {
         if o.lookup_f1.is_some() {
             lookups += 1;
             continue;
         }
-        let c = from_overlap(o.s1, o.jaccard, o.top3, cfg).c_consistency;
-        let c_final = cfg.gamma * o.c_intrinsic + (1.0 - cfg.gamma) * c;
-        tiers[cfg.tier(c_final) as usize - 1] += 1;
+        let t = o.tier(cfg);
+        tiers[t as usize - 1] += 1;
+        context += o.runs[t as usize - 1].context(t, cfg, o.golds).0;
     }
+    let routed = obs.len() - lookups;
     HeldOut {
         questions: obs.len(),
         routed_f1: routed_f1(obs, cfg),
-        forced_f1: [1, 2, 3, 4].map(|t| forced_f1(obs, t)),
+        forced_f1: [1, 2, 3, 4].map(|t| forced_f1(obs, t, cfg)),
+        forced_fitted_f1: [1, 2, 3, 4].map(|t| forced_f1(obs, t, forced)),
         tiers,
         lookups,
+        mean_context: context as f64 / routed.max(1) as f64,
     }
 }
 
@@ -269,7 +523,7 @@ pub fn two_folds(sets: &[(String, Vec<Observation>)], base: &MethodConfig) -> Ve
             let held_out = half(1 - parity)
                 .into_iter()
                 .map(|(s, obs)| {
-                    let h = held_out(&obs, &fitted.best);
+                    let h = held_out(&obs, &fitted.best, &fitted.forced_best);
                     (s, h)
                 })
                 .collect();
@@ -286,24 +540,93 @@ pub fn two_folds(sets: &[(String, Vec<Observation>)], base: &MethodConfig) -> Ve
 mod tests {
     use super::*;
 
-    fn obs(c_intrinsic: f64, s1: f64, f1_by_tier: [f64; 4]) -> Observation {
-        Observation {
+    fn candidate(score: f64, gold: u32) -> Candidate {
+        Candidate {
+            score,
+            gold,
+            named: false,
+        }
+    }
+
+    /// A tier that ranks the question's one gold article first, far ahead (`found`), or
+    /// not at all.
+    fn run(found: bool) -> TierRun {
+        let first = candidate(1.0, found as u32);
+        TierRun {
+            named: Vec::new(),
+            ranked: vec![first, candidate(0.05, 0), candidate(0.04, 0)],
+        }
+    }
+
+    /// A question with one gold article that the tiers marked `true` find.
+    fn obs(c_intrinsic: f64, s1: f64, found: [bool; 4]) -> Observation {
+        let runs = found.map(run);
+        let mut o = Observation {
             c_intrinsic,
             s1,
             jaccard: 0.2,
             top3: 0.0,
-            f1_by_tier,
+            f1_by_tier: [0.0; 4],
             lookup_f1: None,
-        }
+            golds: 1,
+            runs,
+        };
+        o.f1_by_tier = o.f1_under(&MethodConfig::default());
+        o
+    }
+
+    #[test]
+    fn the_context_arithmetic_is_the_context_stage_s() {
+        // Two gold articles (bits 1 and 2); the question names a third article, which the
+        // tier also ranks: it is cited once, first.
+        let named = Candidate {
+            score: f64::INFINITY,
+            gold: 0,
+            named: true,
+        };
+        let r = TierRun {
+            named: vec![named],
+            ranked: vec![
+                candidate(1.0, 1),
+                Candidate {
+                    score: 0.9,
+                    ..named
+                },
+                candidate(0.85, 2),
+                candidate(0.3, 0),
+                candidate(0.29, 0),
+            ],
+        };
+        // σ 0.2 cuts after 0.85 (0.85 → 0.3 drops 65%): named + 2 gold of 3 cited.
+        let (n, f) = r.cut(0.2, 1, 8, 2);
+        assert_eq!(n, 3);
+        assert!((f - 0.8).abs() < 1e-12, "{f}");
+        // At most one: the named article and the first ranked one.
+        let (n, f) = r.cut(0.2, 1, 1, 2);
+        assert_eq!(n, 2);
+        assert!((f - 0.5).abs() < 1e-12, "{f}");
+        // At least five: all five ranked, the named one once.
+        assert_eq!(r.cut(0.2, 5, 8, 2).0, 5);
+        // No gold articles, or nothing cited: F1 0.
+        assert_eq!(r.cut(0.2, 1, 8, 0).1, 0.0);
+        assert_eq!(TierRun::default().cut(0.2, 1, 8, 2), (0, 0.0));
     }
 
     #[test]
     fn finds_thresholds_that_send_each_question_to_its_best_tier() {
-        // Simple questions do best in tier 1, complex ones in tier 3.
+        // Simple questions are answered by tier 1, complex ones by tier 3.
         let mut o = Vec::new();
         for i in 0..10 {
-            o.push(obs(0.1 + i as f64 * 0.005, 60.0, [1.0, 0.5, 0.0, 0.0]));
-            o.push(obs(0.6 + i as f64 * 0.005, 10.0, [0.0, 0.2, 1.0, 0.3]));
+            o.push(obs(
+                0.1 + i as f64 * 0.005,
+                60.0,
+                [true, false, false, false],
+            ));
+            o.push(obs(
+                0.6 + i as f64 * 0.005,
+                10.0,
+                [false, false, true, false],
+            ));
         }
         let base = MethodConfig::default();
         let c = calibrate(&o, &base);
@@ -316,9 +639,76 @@ mod tests {
         // Lookups keep their own F1 whatever the routing.
         let mut l = o[0].clone();
         l.lookup_f1 = Some(1.0);
-        l.f1_by_tier = [0.0; 4];
-        assert_eq!(forced_f1(&[l.clone()], 3), 1.0);
+        l.runs = Default::default();
+        assert_eq!(forced_f1(&[l.clone()], 3, &base), 1.0);
         assert_eq!(routed_f1(&[l], &base), 1.0);
+    }
+
+    #[test]
+    fn fits_each_tier_s_context_to_how_many_articles_its_questions_need() {
+        // Tier 4 ranks the two gold articles of complex questions 1st and 3rd (a weak
+        // article between them, then a cliff): it should keep three. Tier 1 ranks the one
+        // gold article of simple questions first, close to two wrong ones: it should
+        // keep one.
+        let close = |gold_first: bool| TierRun {
+            named: Vec::new(),
+            ranked: vec![
+                candidate(1.0, gold_first as u32),
+                candidate(0.95, 0),
+                candidate(0.9, 0),
+                candidate(0.2, 0),
+            ],
+        };
+        let two = TierRun {
+            named: Vec::new(),
+            ranked: vec![
+                candidate(1.0, 1),
+                candidate(0.7, 0),
+                candidate(0.65, 2),
+                candidate(0.3, 0),
+                candidate(0.29, 0),
+            ],
+        };
+        let mut o = Vec::new();
+        for i in 0..10 {
+            o.push(Observation {
+                c_intrinsic: 0.1 + i as f64 * 0.005,
+                s1: 60.0,
+                jaccard: 0.2,
+                top3: 0.0,
+                f1_by_tier: [0.0; 4],
+                lookup_f1: None,
+                golds: 1,
+                runs: [close(true), close(false), close(false), close(false)],
+            });
+            o.push(Observation {
+                c_intrinsic: 0.6 + i as f64 * 0.005,
+                s1: 10.0,
+                jaccard: 0.2,
+                top3: 0.0,
+                f1_by_tier: [0.0; 4],
+                lookup_f1: None,
+                golds: 2,
+                runs: [close(false), close(false), close(false), two.clone()],
+            });
+        }
+        let base = MethodConfig::default();
+        // The paper's bounds: tier 1 keeps its three close articles (F1 .5 on simple
+        // questions), tier 4 cuts at the first drop and keeps its minimum of two (.5).
+        assert!((forced_f1(&o, 1, &base) - 0.25).abs() < 1e-9);
+        assert!((forced_f1(&o, 4, &base) - 0.25).abs() < 1e-9);
+        let c = calibrate(&o, &base);
+        // Fitted: tier 1 keeps one (F1 1 on simple), tier 4 three (.8 on complex), and
+        // routing sends each kind to its tier.
+        assert!((c.best_f1 - 0.9).abs() < 1e-9, "{c:?}");
+        let simple = &o[0];
+        let complex = &o[1];
+        assert_eq!(simple.tier(&c.best), 1);
+        assert_eq!(complex.tier(&c.best), 4);
+        assert_eq!(simple.runs[0].context(1, &c.best, 1).0, 1);
+        assert_eq!(complex.runs[3].context(4, &c.best, 2).0, 3);
+        assert!(c.fitted_forced_f1[0] > c.forced_f1[0]);
+        assert!(c.fitted_forced_f1[3] > c.forced_f1[3]);
     }
 
     #[test]
@@ -326,8 +716,8 @@ mod tests {
         // Simple and complex questions two by two, so both halves hold both.
         let o: Vec<Observation> = (0..40)
             .map(|i| match (i / 2) % 2 {
-                0 => obs(0.1 + i as f64 * 0.001, 60.0, [1.0, 0.5, 0.0, 0.0]),
-                _ => obs(0.6 + i as f64 * 0.001, 10.0, [0.0, 0.2, 1.0, 0.3]),
+                0 => obs(0.1 + i as f64 * 0.001, 60.0, [true, false, false, false]),
+                _ => obs(0.6 + i as f64 * 0.001, 10.0, [false, false, true, false]),
             })
             .collect();
         let folds = two_folds(&[("s".into(), o)], &MethodConfig::default());
@@ -341,6 +731,7 @@ mod tests {
             assert_eq!(h.tiers[0] + h.tiers[2], 20, "{h:?}");
             assert!(h.tiers[0] >= 5 && h.tiers[2] >= 5, "{h:?}");
             assert!(h.forced_f1.iter().all(|&x| x <= 0.5 + 1e-9));
+            assert!(h.mean_context >= 1.0);
         }
     }
 }

@@ -202,8 +202,64 @@ fn calibrate_writes_a_config_that_ask_reads_and_never_overwrites() {
     for t in 0..4 {
         assert!(c["best_f1"].as_f64().unwrap() >= c["forced_f1"][t].as_f64().unwrap() - 1e-9);
     }
+    // The context arithmetic calibrate searches with is the context stage's own.
+    assert_eq!(c["recomputed_mismatches"], 0, "{c}");
     let text = std::fs::read_to_string(&written).unwrap();
     assert!(text.starts_with("[method]"), "{text}");
+    for key in ["cliff_sigma", "context_min", "context_max"] {
+        assert!(text.contains(key), "{text}");
+    }
+    // What calibrate promises for its constants is what `eval answer` measures with them.
+    let out = coal(&[
+        "eval",
+        "answer",
+        "--store",
+        &s,
+        "--set",
+        set.to_str().unwrap(),
+        "--variants",
+        "routed",
+        "--config",
+        w,
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let measured = r["answers"]["routed"]["f1"].as_f64().unwrap();
+    let promised = c["best_f1"].as_f64().unwrap();
+    assert!(
+        (measured - promised).abs() < 1e-9,
+        "{measured} vs {promised}"
+    );
+    // Each question's observations, one line each, with every forced tier's ranking.
+    let obs_file = dir.path().join("observations.jsonl");
+    let out = coal(&[
+        "calibrate",
+        "--store",
+        &s,
+        "--set",
+        set.to_str().unwrap(),
+        "--observations",
+        obs_file.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("best: "), "{}", stdout(&out));
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&obs_file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["runs"].as_array().unwrap().len() == 4)
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| !l["runs"][1]["ranked"].as_array().unwrap().is_empty())
+    );
     let a = coal(&[
         "ask",
         "--store",

@@ -99,8 +99,16 @@ pub struct Trace {
     /// The first [`RANKED_KEPT`] articles of the routed ranking (named articles first),
     /// before the score cliff cuts the context: what routed Recall@10 and @100 measure.
     pub ranked: Vec<String>,
+    /// The tier's own ranking before the score cliff (first [`TIER_RANKING_KEPT`], with
+    /// scores): what `calibrate` recomputes the context from for other cliff bounds.
+    #[serde(skip)]
+    pub tier_ranking: Vec<(String, f64)>,
     pub timings_ms: BTreeMap<String, f64>,
 }
+
+/// Articles of the tier's own ranking kept in [`Trace::tier_ranking`]: more than any
+/// context bound `calibrate` tries.
+pub const TIER_RANKING_KEPT: usize = 16;
 
 /// Articles of the routed ranking kept in the trace.
 pub const RANKED_KEPT: usize = 100;

@@ -36,7 +36,8 @@ use crate::retrieve::Retriever;
 
 pub use analyse::{MAX_QUESTION_CHARS, check_date};
 pub use answer::{
-    Answer, AnswerKind, Citation, ContextArticle, Dropped, ExplainedPath, Kept, RANKED_KEPT, Trace,
+    Answer, AnswerKind, Citation, ContextArticle, Dropped, ExplainedPath, Kept, RANKED_KEPT,
+    TIER_RANKING_KEPT, Trace,
 };
 pub use retrieval::PARAGRAPH_CANDIDATES;
 
@@ -322,6 +323,12 @@ impl Engine {
         let ranking = self.rank(tier, opts.fixed_top, &r, &route.links, &a.question);
         laps.lap("tier");
         let (context, ranked) = self.context(&a, tier, &ranking.ranked, opts.fixed_top);
+        trace.tier_ranking = ranking
+            .ranked
+            .iter()
+            .take(TIER_RANKING_KEPT)
+            .map(|r| (r.iri.clone(), r.score))
+            .collect();
         laps.lap("context");
         let exists = |law: &str, label: &str| self.article_exists(law, label);
         let written = answer::write(
