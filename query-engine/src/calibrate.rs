@@ -558,9 +558,9 @@ mod tests {
         }
     }
 
-    /// A question with one gold article that the tiers marked `true` find.
-    fn obs(c_intrinsic: f64, s1: f64, found: [bool; 4]) -> Observation {
-        let runs = found.map(run);
+    /// A question with `golds` gold articles and what each forced tier ranked for it
+    /// (observed under the default constants).
+    fn question(c_intrinsic: f64, s1: f64, golds: usize, runs: [TierRun; 4]) -> Observation {
         let mut o = Observation {
             c_intrinsic,
             s1,
@@ -568,11 +568,16 @@ mod tests {
             top3: 0.0,
             f1_by_tier: [0.0; 4],
             lookup_f1: None,
-            golds: 1,
+            golds,
             runs,
         };
         o.f1_by_tier = o.f1_under(&MethodConfig::default());
         o
+    }
+
+    /// A question with one gold article that the tiers marked `true` find.
+    fn obs(c_intrinsic: f64, s1: f64, found: [bool; 4]) -> Observation {
+        question(c_intrinsic, s1, 1, found.map(run))
     }
 
     #[test]
@@ -671,26 +676,10 @@ mod tests {
         };
         let mut o = Vec::new();
         for i in 0..10 {
-            o.push(Observation {
-                c_intrinsic: 0.1 + i as f64 * 0.005,
-                s1: 60.0,
-                jaccard: 0.2,
-                top3: 0.0,
-                f1_by_tier: [0.0; 4],
-                lookup_f1: None,
-                golds: 1,
-                runs: [close(true), close(false), close(false), close(false)],
-            });
-            o.push(Observation {
-                c_intrinsic: 0.6 + i as f64 * 0.005,
-                s1: 10.0,
-                jaccard: 0.2,
-                top3: 0.0,
-                f1_by_tier: [0.0; 4],
-                lookup_f1: None,
-                golds: 2,
-                runs: [close(false), close(false), close(false), two.clone()],
-            });
+            let simple = [close(true), close(false), close(false), close(false)];
+            o.push(question(0.1 + i as f64 * 0.005, 60.0, 1, simple));
+            let complex = [close(false), close(false), close(false), two.clone()];
+            o.push(question(0.6 + i as f64 * 0.005, 10.0, 2, complex));
         }
         let base = MethodConfig::default();
         // The paper's bounds: tier 1 keeps its three close articles (F1 .5 on simple

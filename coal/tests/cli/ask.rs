@@ -119,24 +119,29 @@ fn ask_rejects_empty_questions_and_survives_huge_and_control_characters() {
     assert!(stdout(&out).contains("第三条"), "{}", stdout(&out));
 }
 
+/// `coal eval answer --json` of one set on a store, with `extra` arguments.
+fn eval_answer_json(store: &str, set: &std::path::Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "eval",
+        "answer",
+        "--store",
+        store,
+        "--set",
+        set.to_str().unwrap(),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let out = coal(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 fn eval_answer_scores_routed_and_ablated_answers_side_by_side() {
     let dir = tempfile::tempdir().unwrap();
     let s = ask_store(dir.path());
     let set = eval_fixture("answers.jsonl");
-    let out = coal(&[
-        "eval",
-        "answer",
-        "--store",
-        &s,
-        "--set",
-        set.to_str().unwrap(),
-        "--variants",
-        "routed,tier1,top10",
-        "--json",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = eval_answer_json(&s, &set, &["--variants", "routed,tier1,top10"]);
     let routed = &r["answers"]["routed"];
     assert_eq!(routed["questions"], 3, "{r}");
     assert_eq!(routed["with_gold"], 3);
@@ -210,21 +215,7 @@ fn calibrate_writes_a_config_that_ask_reads_and_never_overwrites() {
         assert!(text.contains(key), "{text}");
     }
     // What calibrate promises for its constants is what `eval answer` measures with them.
-    let out = coal(&[
-        "eval",
-        "answer",
-        "--store",
-        &s,
-        "--set",
-        set.to_str().unwrap(),
-        "--variants",
-        "routed",
-        "--config",
-        w,
-        "--json",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = eval_answer_json(&s, &set, &["--variants", "routed", "--config", w]);
     let measured = r["answers"]["routed"]["f1"].as_f64().unwrap();
     let promised = c["best_f1"].as_f64().unwrap();
     assert!(
