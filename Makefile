@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction calibrate calibrate-folds eval-retrieval eval-retrieval-all fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction calibrate calibrate-folds routing-analysis eval-retrieval eval-retrieval-all fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -178,6 +178,15 @@ calibrate: coal model
 calibrate-folds: coal model
 	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
 	$(COAL) calibrate --two-folds --store $(EVAL_STORE) --set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl
+
+# What the routing has to work with under coal.toml's context bounds: forced F1 per tier,
+# ties, the oracle router, and how the routing signals correlate with the tier that wins
+# (scripts/routing_analysis.py over `coal calibrate --observations`).
+routing-analysis: coal model
+	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	$(COAL) calibrate --store $(EVAL_STORE) --set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl \
+		--observations /tmp/coal-observations.jsonl >/dev/null
+	python3 scripts/routing_analysis.py --observations /tmp/coal-observations.jsonl --config coal.toml
 
 # The paper's own setting: the 16 social-law statutes, and the items of lawbench-3-8.dev and
 # sociallawqa.dev whose gold articles all lie in them (METHOD.md §7's table).
