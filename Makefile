@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction calibrate calibrate-folds routing-analysis eval-retrieval eval-retrieval-all fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction calibrate calibrate-folds routing-analysis graph-weights-grid eval-retrieval eval-retrieval-all fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -187,6 +187,11 @@ routing-analysis: coal model
 	$(COAL) calibrate --store $(EVAL_STORE) --set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl \
 		--observations /tmp/coal-observations.jsonl >/dev/null
 	python3 scripts/routing_analysis.py --observations /tmp/coal-observations.jsonl --config coal.toml
+
+# Tier 3's weights on a 3x2x2 grid (forced tier 3 on lecoqa.dev and lawbench-3-8.dev).
+graph-weights-grid: coal model
+	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	scripts/graph_weights_grid.sh $(COAL) $(EVAL_STORE) $(SHARED)
 
 # The paper's own setting: the 16 social-law statutes, and the items of lawbench-3-8.dev and
 # sociallawqa.dev whose gold articles all lie in them (METHOD.md §7's table).
