@@ -409,6 +409,8 @@ pub fn extract(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_repeated_supported_triple_is_kept_once_and_counted() {
         let t = |s: &str, r: &str, o: &str| Triple {
@@ -439,8 +441,6 @@ mod tests {
             (2, 1)
         );
     }
-
-    use super::*;
 
     #[test]
     fn replies_are_validated_against_the_schema_and_vocabulary() {

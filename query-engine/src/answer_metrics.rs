@@ -23,12 +23,16 @@ pub fn article_prf(cited: &[String], golds: &[HashSet<String>]) -> Option<(f64, 
         correct / cited.len() as f64
     };
     let r = found / golds.len() as f64;
-    let f1 = if p + r > 0.0 {
+    Some((p, r, f1_of(p, r)))
+}
+
+/// The harmonic mean of precision and recall (0 when both are 0).
+pub fn f1_of(p: f64, r: f64) -> f64 {
+    if p + r > 0.0 {
         2.0 * p * r / (p + r)
     } else {
         0.0
-    };
-    Some((p, r, f1))
+    }
 }
 
 fn is_punctuation(c: char) -> bool {
@@ -56,8 +60,7 @@ fn f1(overlap: f64, cand: f64, reference: f64) -> f64 {
     if overlap == 0.0 || cand == 0.0 || reference == 0.0 {
         return 0.0;
     }
-    let (p, r) = (overlap / cand, overlap / reference);
-    2.0 * p * r / (p + r)
+    f1_of(overlap / cand, overlap / reference)
 }
 
 /// ROUGE-N F1 over characters.

@@ -19,7 +19,8 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use crate::QueryError;
-use crate::answer_metrics::article_prf;
+use crate::answer_metrics::{article_prf, f1_of};
+use crate::complexity::c_final;
 use crate::complexity::consistency::from_overlap;
 use crate::context::cliff_cut;
 use crate::engine::{AnswerKind, AskOptions, Engine};
@@ -78,12 +79,7 @@ impl TierRun {
         }
         let p = correct as f64 / n as f64;
         let r = found.count_ones() as f64 / golds as f64;
-        let f1 = if p + r > 0.0 {
-            2.0 * p * r / (p + r)
-        } else {
-            0.0
-        };
-        (n, f1)
+        (n, f1_of(p, r))
     }
 }
 
@@ -114,7 +110,7 @@ impl Observation {
     /// The tier `cfg` routes the question to (not asked for lookups).
     pub fn tier(&self, cfg: &MethodConfig) -> u8 {
         let c = from_overlap(self.s1, self.jaccard, self.top3, cfg).c_consistency;
-        cfg.tier(cfg.gamma * self.c_intrinsic + (1.0 - cfg.gamma) * c)
+        cfg.tier(c_final(cfg.gamma, self.c_intrinsic, c))
     }
 }
 
@@ -143,7 +139,7 @@ fn tier_run(a: &crate::engine::Answer, golds: &[HashSet<String>]) -> TierRun {
     let named: Vec<&str> = a
         .context
         .iter()
-        .take_while(|c| c.score == f64::INFINITY)
+        .take_while(|c| c.named_in_question())
         .map(|c| c.iri.as_str())
         .collect();
     TierRun {
@@ -293,8 +289,8 @@ pub const MIN_QUESTIONS_TO_REFIT: usize = 50;
 
 /// Fits the score cliff σ and every tier's least and most context articles: for each σ
 /// of the grid, each tier's (min, max) that maximizes the F1 summed over the questions
-/// `assigned` to that tier (`None`: every question, as if forced there); the σ with the
-/// best total wins. The current values compete too, and win ties.
+/// `assigned` to that tier, for the tiers `refit` allows; the σ with the best total wins.
+/// The current values compete too, and win ties.
 fn fit_contexts(
     obs: &[Observation],
     cfg: &MethodConfig,
@@ -385,10 +381,10 @@ fn fit_routing(obs: &[Observation], cfg: &MethodConfig, points: &mut usize) -> M
             .map(|o| from_overlap(o.s1, o.jaccard, o.top3, &at_mid).c_consistency)
             .collect();
         for gamma in steps(0.0, 1.0, 0.1) {
-            let c_final: Vec<f64> = obs
+            let finals: Vec<f64> = obs
                 .iter()
                 .zip(&cc)
-                .map(|(o, c)| gamma * o.c_intrinsic + (1.0 - gamma) * c)
+                .map(|(o, &c)| c_final(gamma, o.c_intrinsic, c))
                 .collect();
             for low in steps(0.10, 0.40, 0.05) {
                 for medium in steps(0.25, 0.60, 0.05).into_iter().filter(|m| *m >= low) {
@@ -403,7 +399,7 @@ fn fit_routing(obs: &[Observation], cfg: &MethodConfig, points: &mut usize) -> M
                         };
                         let total: f64 = obs
                             .iter()
-                            .zip(&c_final)
+                            .zip(&finals)
                             .zip(&f1s)
                             .map(|((o, &c), f)| {
                                 o.lookup_f1.unwrap_or(f[point.tier(c) as usize - 1])
@@ -427,7 +423,8 @@ fn fit_routing(obs: &[Observation], cfg: &MethodConfig, points: &mut usize) -> M
 /// tier routed at least [`MIN_QUESTIONS_TO_REFIT`] questions again on those (σ kept), and
 /// the routing once more. The result is never worse on `obs` than `base`. (Refitting σ
 /// and every tier in the second round fitted noise: held-out F1 on lecoqa's halves .3502
-/// and .3697 against .3564 and .3721 this way.)
+/// and .3697 against .3564 and .3721 this way; `make calibrate-folds` at commit f44cac1
+/// gives the former.)
 pub fn calibrate(obs: &[Observation], base: &MethodConfig) -> Calibration {
     let mut points = 0;
     let everywhere = |_: &Observation| [true; 4];

@@ -251,6 +251,23 @@ fn calibrate_writes_a_config_that_ask_reads_and_never_overwrites() {
             .iter()
             .any(|l| !l["runs"][1]["ranked"].as_array().unwrap().is_empty())
     );
+    // Each line names its set and counts its gold articles, and the gold matching marks
+    // some ranked article of some tier as gold (the fixture's retrieval finds them).
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["set"] == "answers" && l["golds"].as_u64() >= Some(1))
+    );
+    let gold_ranked = |l: &serde_json::Value| {
+        l["runs"].as_array().unwrap().iter().any(|r| {
+            r["ranked"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["gold"].as_u64() != Some(0))
+        })
+    };
+    assert!(lines.iter().any(gold_ranked), "{lines:?}");
     let a = coal(&[
         "ask",
         "--store",

@@ -23,6 +23,11 @@ pub struct Complexity {
     pub tier: u8,
 }
 
+/// Eq. 9: C_final = γ·C_intrinsic + (1 − γ)·C_consistency.
+pub fn c_final(gamma: f64, c_intrinsic: f64, c_consistency: f64) -> f64 {
+    gamma * c_intrinsic + (1.0 - gamma) * c_consistency
+}
+
 /// Eq. 9 and the tier. `use_intrinsic`/`use_consistency` false drop one side (ablations):
 /// the final score is then the other side alone.
 pub fn combine(
@@ -33,9 +38,7 @@ pub fn combine(
     use_consistency: bool,
 ) -> Complexity {
     let c_final = match (use_intrinsic, use_consistency) {
-        (true, true) => {
-            cfg.gamma * intrinsic.c_intrinsic + (1.0 - cfg.gamma) * consistency.c_consistency
-        }
+        (true, true) => c_final(cfg.gamma, intrinsic.c_intrinsic, consistency.c_consistency),
         (true, false) => intrinsic.c_intrinsic,
         (false, true) => consistency.c_consistency,
         (false, false) => 0.0,

@@ -22,6 +22,14 @@ pub struct ContextArticle {
     pub via: String,
 }
 
+impl ContextArticle {
+    /// The question names this article: the context stage put it first, with an infinite
+    /// score, whatever the ranking said.
+    pub fn named_in_question(&self) -> bool {
+        self.score == f64::INFINITY
+    }
+}
+
 /// A candidate a tier left out, with the reason and the graph edge that decided it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Dropped {

@@ -46,7 +46,7 @@ impl Engine {
         let mut routed_top: Vec<String> = Vec::with_capacity(RANKED_KEPT);
         let named = context
             .iter()
-            .take_while(|c| c.score == f64::INFINITY)
+            .take_while(|c| c.named_in_question())
             .map(|c| c.iri.clone());
         for iri in named.chain(ranked.iter().map(|r| r.iri.clone())) {
             if routed_top.len() == RANKED_KEPT {

@@ -323,12 +323,6 @@ impl Engine {
         let ranking = self.rank(tier, opts.fixed_top, &r, &route.links, &a.question);
         laps.lap("tier");
         let (context, ranked) = self.context(&a, tier, &ranking.ranked, opts.fixed_top);
-        trace.tier_ranking = ranking
-            .ranked
-            .iter()
-            .take(TIER_RANKING_KEPT)
-            .map(|r| (r.iri.clone(), r.score))
-            .collect();
         laps.lap("context");
         let exists = |law: &str, label: &str| self.article_exists(law, label);
         let written = answer::write(
@@ -367,6 +361,13 @@ impl Engine {
         trace.paths = ranking.paths;
         trace.dropped = ranking.dropped;
         trace.kept = ranking.kept;
+        // The ranking is not read past the context stage: its head moves into the trace.
+        trace.tier_ranking = ranking
+            .ranked
+            .into_iter()
+            .take(TIER_RANKING_KEPT)
+            .map(|r| (r.iri, r.score))
+            .collect();
         trace.ranked = ranked;
         trace.timings_ms = laps.timings;
         let mut answer = Answer::new(
