@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction calibrate calibrate-folds routing-analysis graph-weights-grid eval-retrieval eval-retrieval-all fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction fit-rerank calibrate calibrate-folds routing-analysis graph-weights-grid eval-retrieval eval-retrieval-all fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -162,13 +162,22 @@ eval-answer: coal model
 	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
 	$(COAL) eval answer --store $(EVAL_STORE) $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl)
 
-# Refits gamma, the tier thresholds and the QSI midpoint on lecoqa.dev + lawbench-3-8.dev
-# and writes them to coal.toml (read by coal from the working directory).
-calibrate: coal model
+# Tier 2's learned re-ranking, fitted on lecoqa.dev + lawbench-3-8.dev from the method's
+# defaults: Recall@10 on held-out halves against the hand weights; the model goes to
+# /tmp/coal-rerank.toml (a whole [method] table), which `make calibrate` starts from.
+fit-rerank: coal model
 	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	rm -f /tmp/coal-rerank.toml
+	$(COAL) fit-rerank --store $(EVAL_STORE) --set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl \
+		--config /dev/null --write /tmp/coal-rerank.toml
+
+# Fits the learned re-ranking (above), then the context bounds, gamma, the tier thresholds
+# and the QSI midpoint on lecoqa.dev + lawbench-3-8.dev, and writes them all to coal.toml
+# (read by coal from the working directory).
+calibrate: fit-rerank
 	rm -f /tmp/coal-calibrated.toml
 	$(COAL) calibrate --store $(EVAL_STORE) --set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl \
-		--config /dev/null --write /tmp/coal-calibrated.toml
+		--config /tmp/coal-rerank.toml --write /tmp/coal-calibrated.toml
 	{ echo "# Written by \`make calibrate\` (coal calibrate on lecoqa.dev + lawbench-3-8.dev, eval profile)."; \
 	  echo "# Delete this file to use the method's defaults (query-engine/src/method.rs)."; \
 	  cat /tmp/coal-calibrated.toml; } > coal.toml

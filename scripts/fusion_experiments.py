@@ -60,6 +60,8 @@ class Graph:
             arts = [(a["iri"], a["parent"], a["order"]) for a in g["articles"]]
             cites = {(arts[a][0], arts[t][0]) for a, t in g["cites"]}
         self.parent = {iri: parent for iri, parent, _ in arts}
+        # An article's law version: its IRI without the article segment.
+        self.law = {iri: iri.rsplit("/", 1)[0] for iri, _, _ in arts}
         cited_by = collections.Counter(t for _, t in cites)
         top = max(cited_by.values()) if cited_by else 0
         self.centrality = {

@@ -643,6 +643,22 @@ pub struct CalibrateArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct FitRerankArgs {
+    #[command(flatten)]
+    pub questions: QuestionSets,
+    /// Write the method constants with the model fitted on every question here as a
+    /// `[method]` table (a `coal.toml`); an existing file is not overwritten.
+    #[arg(long)]
+    pub write: Option<PathBuf>,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
 pub struct GraphArgs {
     #[arg(long)]
     pub json: bool,

@@ -5,6 +5,7 @@ mod ask_cmd;
 mod bench_cmd;
 mod build_cmd;
 mod config;
+mod fit_rerank_cmd;
 mod graph_cmd;
 mod hints;
 mod progress;
@@ -53,6 +54,9 @@ enum Command {
     Graph(config::GraphArgs),
     /// Fit γ, the tier thresholds and the QSI midpoint to a dev set (routed article F1).
     Calibrate(config::CalibrateArgs),
+    /// Fit tier 2's learned re-ranking to dev sets (Recall@10 on held-out halves against the
+    /// hand weights) and write it as `[method.rerank_learned]`.
+    FitRerank(config::FitRerankArgs),
     /// Evaluate retrieval on question sets with gold articles.
     #[command(subcommand)]
     Eval(EvalCommand),
@@ -105,6 +109,7 @@ fn main() -> std::process::ExitCode {
         Command::Diff(args) => versions_cmd::diff(args),
         Command::Graph(args) => graph_cmd::run(args),
         Command::Calibrate(args) => ask_cmd::calibrate(args),
+        Command::FitRerank(args) => fit_rerank_cmd::run(args),
         Command::Eval(EvalCommand::Retrieval(args)) => search_cmd::eval_retrieval(args),
         Command::Eval(EvalCommand::Answer(args)) => ask_cmd::eval_answer(args),
         Command::Bench(BenchCommand::Encoder(args)) => bench_cmd::encoder(args),

@@ -20,6 +20,7 @@ pub mod graph;
 pub mod link;
 pub mod method;
 pub mod rerank;
+pub mod rerank_fit;
 pub mod retrieve;
 pub mod versions;
 

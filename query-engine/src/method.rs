@@ -53,6 +53,10 @@ pub struct MethodConfig {
     pub graph_max_cost: f64,
     pub graph_max_nodes: usize,
     pub graph_fan_out_penalty: f64,
+    /// Tier 2's re-ranking learned by `coal fit-rerank` (`[method.rerank_learned]`); the
+    /// `rerank_*` weights above still make the section evidence it reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank_learned: Option<crate::rerank::LearnedRerank>,
 }
 
 impl Default for MethodConfig {
@@ -119,6 +123,7 @@ impl MethodConfig {
             graph_max_cost: 4.0,
             graph_max_nodes: 5_000,
             graph_fan_out_penalty: 0.25,
+            rerank_learned: None,
         }
     }
 
@@ -165,6 +170,14 @@ impl MethodConfig {
                     format!("method.{name} = {v} must be a non-negative number"),
                 ));
             }
+        }
+        if let Some(m) = &self.rerank_learned
+            && !(m.intercept.is_finite() && m.weights().iter().all(|w| w.is_finite()))
+        {
+            return Err(MethodError::new(
+                "rerank_learned",
+                "method.rerank_learned: every weight must be a finite number",
+            ));
         }
         if self.rerank_dense + self.rerank_bm25 + self.rerank_bigram <= 0.0 {
             return Err(MethodError::new(
@@ -243,5 +256,32 @@ mod tests {
         });
         assert!(e.contains("must be positive"), "{e}");
         assert!(bad(|c| c.context_min[2] = 11).contains("tier 3"));
+    }
+
+    #[test]
+    fn a_learned_rerank_table_reads_back_and_bad_weights_are_named() {
+        let text = "[method]\ngamma = 0.8\n\n[method.rerank_learned]\nintercept = -8.0\ndense = 2.0\ndense_gap = 20.0\ndense_listed = 0.6\nbm25 = 0.9\nbm25_listed = 0.0\nbigram = 1.5\nbigram_gap = 0.0\nbigram_listed = 0.2\ncentrality = 3.0\nsection = 1.0\nlaw_size = 0.25\n";
+        #[derive(Deserialize, Serialize)]
+        struct File {
+            method: MethodConfig,
+        }
+        let f: File = toml::from_str(text).unwrap();
+        let m = f.method.rerank_learned.as_ref().unwrap();
+        assert_eq!((m.intercept, m.dense_gap, m.law_size), (-8.0, 20.0, 0.25));
+        assert_eq!(f.method.validate(), Ok(()));
+        let again: File = toml::from_str(&toml::to_string(&f).unwrap()).unwrap();
+        assert_eq!(again.method, f.method);
+        // Without the table nothing is written for it.
+        let plain = toml::to_string(&File {
+            method: MethodConfig::default(),
+        })
+        .unwrap();
+        assert!(!plain.contains("rerank_learned"), "{plain}");
+        let mut bad = f.method.clone();
+        bad.rerank_learned.as_mut().unwrap().bm25 = f64::NAN;
+        assert_eq!(bad.validate().unwrap_err().field, "rerank_learned");
+        // A misspelt weight is an error, not a silent zero.
+        let typo = text.replace("law_size", "lawsize");
+        assert!(toml::from_str::<File>(&typo).is_err());
     }
 }

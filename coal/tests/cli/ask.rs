@@ -353,3 +353,93 @@ fn ask_as_of_a_date_cites_the_version_then_in_force() {
     assert!(!bad.status.success());
     assert!(stderr(&bad).contains("YYYY-MM-DD"), "{}", stderr(&bad));
 }
+
+#[test]
+fn fit_rerank_writes_a_model_that_eval_retrieval_measures_as_promised() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = ask_store(dir.path());
+    let set = eval_fixture("answers.jsonl");
+    let written = dir.path().join("rerank.toml");
+    let w = written.to_str().unwrap();
+    let args = [
+        "fit-rerank",
+        "--store",
+        &s,
+        "--set",
+        set.to_str().unwrap(),
+        "--write",
+        w,
+        "--json",
+    ];
+    let out = coal(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["in_sample"][0]["questions"], 3, "{c}");
+    let model = c["model"].as_object().unwrap();
+    assert_eq!(model.len(), 12, "intercept + 11 weights: {c}");
+    assert!(
+        model
+            .values()
+            .all(|v| v.as_f64().is_some_and(f64::is_finite))
+    );
+    let text = std::fs::read_to_string(&written).unwrap();
+    assert!(text.starts_with("[method]"), "{text}");
+    assert!(
+        text.contains("[method.rerank_learned]") && text.contains("dense_gap"),
+        "{text}"
+    );
+    // What fit-rerank reports for the hand weights and for its model is what `eval
+    // retrieval` measures for tier 2's re-ranking without and with the written file.
+    let recall = |extra: &[&str]| {
+        let mut a = vec![
+            "eval",
+            "retrieval",
+            "--store",
+            &s,
+            "--set",
+            set.to_str().unwrap(),
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        let out = coal(&a);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        r["answers"]["reranked"]["metrics"]["recall_at"]["10"]
+            .as_f64()
+            .unwrap()
+    };
+    let hand = c["in_sample"][0]["hand_recall"].as_f64().unwrap();
+    let learned = c["in_sample"][0]["learned_recall"].as_f64().unwrap();
+    assert!((recall(&[]) - hand).abs() < 1e-9, "hand {hand}");
+    assert!(
+        (recall(&["--config", w]) - learned).abs() < 1e-9,
+        "learned {learned}"
+    );
+    // `ask` reads the model.
+    let a = coal(&[
+        "ask",
+        "--store",
+        &s,
+        "--config",
+        w,
+        "--json",
+        "订立劳动合同应当遵循哪些原则？",
+    ]);
+    assert!(a.status.success(), "{}", stderr(&a));
+    // A second run does not overwrite the file.
+    let again = coal(&args);
+    assert!(!again.status.success());
+    assert!(stderr(&again).contains("exists"), "{}", stderr(&again));
+    // A bad weight is named.
+    std::fs::write(&written, text.replace("law_size = ", "law_size = nan\n#")).unwrap();
+    let bad = coal(&[
+        "ask",
+        "--store",
+        &s,
+        "--config",
+        w,
+        "订立劳动合同应当遵循哪些原则？",
+    ]);
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("rerank_learned"), "{}", stderr(&bad));
+}

@@ -128,7 +128,7 @@ impl Builder {
                 self.link(id(p), id(i as u32), EdgeKind::Contains);
             }
         }
-        let laws: Vec<LawInfo> = data
+        let mut laws: Vec<LawInfo> = data
             .laws
             .iter()
             .map(|l| LawInfo {
@@ -139,6 +139,7 @@ impl Builder {
                 version_date: l.version_date.clone(),
                 folder: l.folder.clone(),
                 node: id(l.node),
+                articles: 0,
             })
             .collect();
         let mut articles = HashMap::new();
@@ -146,6 +147,7 @@ impl Builder {
             if n.kind == sg::HierarchyKind::Article {
                 let iri = format!("{}/{}", laws[n.law as usize].version_iri, n.segment);
                 articles.insert(iri.into_boxed_str(), id(i as u32));
+                laws[n.law as usize].articles += 1;
             }
         }
         (laws, articles)

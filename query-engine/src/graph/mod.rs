@@ -230,6 +230,8 @@ pub struct LawInfo {
     pub folder: String,
     #[serde(skip)]
     pub node: NodeId,
+    /// How many (current) articles it has.
+    pub articles: u32,
 }
 
 /// A topic cluster: its label, summary, domain and centroid.

@@ -1,0 +1,100 @@
+//! `coal fit-rerank`: the learned re-ranking fitted on dev sets, measured on held-out
+//! halves, and written as a `[method]` table.
+
+use std::io::Write;
+
+use anyhow::Context;
+use query_engine::rerank_fit::{self, FitQuestion, Fold, HeldOut};
+
+pub fn run(args: crate::config::FitRerankArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.write
+        && path.exists()
+    {
+        anyhow::bail!("{} exists; choose another --write path", path.display());
+    }
+    let (store, engine) = crate::ask_cmd::open_engine(&args.model.resolve()?, &args.store)?;
+    if !engine.retriever().has_embedder() {
+        anyhow::bail!("fit-rerank needs the dense retriever: build the store with embeddings");
+    }
+    let gold_map = crate::search_cmd::gold_map(&store, args.store.db_url.as_deref())?;
+    let mut by_set: Vec<Vec<FitQuestion>> = Vec::new();
+    for (set, items) in args.questions.load()? {
+        let (items, gold) = crate::search_cmd::gold_items(&gold_map, &set, items, &args.questions)?;
+        by_set.push(rerank_fit::collect(&engine, &set, &items, &gold)?);
+    }
+    let all: Vec<&FitQuestion> = by_set.iter().flatten().collect();
+    let model = rerank_fit::fit(&all).context(
+        "nothing to fit: no candidate of any question is a gold article (or every one is)",
+    )?;
+    let in_sample = rerank_fit::measure(&all, &model, engine.config());
+    let folds = rerank_fit::two_folds(&by_set, engine.config());
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        let v = serde_json::json!({
+            "model": model,
+            "in_sample": in_sample,
+            "two_folds": folds,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+    } else {
+        print_table(&mut out, all.len(), &in_sample, &folds)?;
+    }
+    if let Some(path) = &args.write {
+        #[derive(serde::Serialize)]
+        struct File<'a> {
+            method: &'a query_engine::method::MethodConfig,
+        }
+        let mut method = engine.config().clone();
+        method.rerank_learned = Some(model);
+        let text = toml::to_string(&File { method: &method })?;
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn print_table(
+    out: &mut impl Write,
+    questions: usize,
+    in_sample: &[HeldOut],
+    folds: &[Fold],
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{questions} questions with gold articles; Recall@10 of tier 2's re-ranking, hand weights vs learned"
+    )?;
+    writeln!(
+        out,
+        "| fitted on | measured on | n | hand | learned | gain |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|---|")?;
+    let row = |out: &mut dyn Write, fitted: &str, h: &HeldOut| {
+        writeln!(
+            out,
+            "| {fitted} | {} | {} | {:.3} | {:.3} | {:+.3} |",
+            h.set,
+            h.questions,
+            h.hand_recall,
+            h.learned_recall,
+            h.learned_recall - h.hand_recall
+        )
+    };
+    for f in folds {
+        let held = if f.fitted_on == "even" { "odd" } else { "even" };
+        for h in &f.held_out {
+            row(
+                out,
+                &format!("{} items", f.fitted_on),
+                &HeldOut {
+                    set: format!("{} ({held} items)", h.set),
+                    ..h.clone()
+                },
+            )?;
+        }
+    }
+    for h in in_sample {
+        row(out, "all (in sample)", h)?;
+    }
+    Ok(())
+}
