@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction fit-rerank calibrate calibrate-folds routing-analysis graph-weights-grid eval-retrieval eval-retrieval-all fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction fit-rerank fit-graph calibrate calibrate-folds routing-analysis graph-weights-grid eval-retrieval eval-retrieval-all fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -170,6 +170,12 @@ fit-rerank: coal model
 	rm -f /tmp/coal-rerank.toml
 	$(COAL) fit-rerank --store $(EVAL_STORE) --set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl \
 		--config /dev/null --write /tmp/coal-rerank.toml
+
+# Tier 3's learned scoring on top of that tier-2 model (held-out Recall@10 against tier
+# 3's hand sum; measured worse, so `make calibrate` does not use it).
+fit-graph: fit-rerank
+	$(COAL) fit-rerank --tier 3 --store $(EVAL_STORE) --set $(SHARED)/eval/lecoqa.dev.jsonl \
+		--set $(SHARED)/eval/lawbench-3-8.dev.jsonl --config /tmp/coal-rerank.toml
 
 # Fits the learned re-ranking (above), then the context bounds, gamma, the tier thresholds
 # and the QSI midpoint on lecoqa.dev + lawbench-3-8.dev, and writes them all to coal.toml

@@ -646,6 +646,11 @@ pub struct CalibrateArgs {
 pub struct FitRerankArgs {
     #[command(flatten)]
     pub questions: QuestionSets,
+    /// 2: tier 2's re-ranking (`[method.rerank_learned]`); 3: tier 3's scoring of its
+    /// graph candidates (`[method.graph_learned]`, fitted with the configured tier-2
+    /// model in place).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(2..=3))]
+    pub tier: u8,
     /// Write the method constants with the model fitted on every question here as a
     /// `[method]` table (a `coal.toml`); an existing file is not overwritten.
     #[arg(long)]

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use anyhow::Context;
-use query_engine::rerank_fit::{self, FitQuestion, Fold, HeldOut};
+use query_engine::rerank_fit::{self, FitQuestion, Fold, HeldOut, Tier};
 
 pub fn run(args: crate::config::FitRerankArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.write
@@ -16,18 +16,23 @@ pub fn run(args: crate::config::FitRerankArgs) -> anyhow::Result<()> {
     if !engine.retriever().has_embedder() {
         anyhow::bail!("fit-rerank needs the dense retriever: build the store with embeddings");
     }
+    let tier = if args.tier == 3 {
+        Tier::Graph
+    } else {
+        Tier::Rerank
+    };
     let gold_map = crate::search_cmd::gold_map(&store, args.store.db_url.as_deref())?;
     let mut by_set: Vec<Vec<FitQuestion>> = Vec::new();
     for (set, items) in args.questions.load()? {
         let (items, gold) = crate::search_cmd::gold_items(&gold_map, &set, items, &args.questions)?;
-        by_set.push(rerank_fit::collect(&engine, &set, &items, &gold)?);
+        by_set.push(rerank_fit::collect(&engine, tier, &set, &items, &gold)?);
     }
     let all: Vec<&FitQuestion> = by_set.iter().flatten().collect();
-    let model = rerank_fit::fit(&all).context(
+    let model = rerank_fit::fit(tier, &all).context(
         "nothing to fit: no candidate of any question is a gold article (or every one is)",
     )?;
-    let in_sample = rerank_fit::measure(&all, &model, engine.config());
-    let folds = rerank_fit::two_folds(&by_set, engine.config());
+    let in_sample = rerank_fit::measure(&all, &model);
+    let folds = rerank_fit::two_folds(tier, &by_set);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {
@@ -38,7 +43,7 @@ pub fn run(args: crate::config::FitRerankArgs) -> anyhow::Result<()> {
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
     } else {
-        print_table(&mut out, all.len(), &in_sample, &folds)?;
+        print_table(&mut out, args.tier, all.len(), &in_sample, &folds)?;
     }
     if let Some(path) = &args.write {
         #[derive(serde::Serialize)]
@@ -46,7 +51,7 @@ pub fn run(args: crate::config::FitRerankArgs) -> anyhow::Result<()> {
             method: &'a query_engine::method::MethodConfig,
         }
         let mut method = engine.config().clone();
-        method.rerank_learned = Some(model);
+        model.install(&mut method);
         let text = toml::to_string(&File { method: &method })?;
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());
@@ -56,13 +61,14 @@ pub fn run(args: crate::config::FitRerankArgs) -> anyhow::Result<()> {
 
 fn print_table(
     out: &mut impl Write,
+    tier: u8,
     questions: usize,
     in_sample: &[HeldOut],
     folds: &[Fold],
 ) -> std::io::Result<()> {
     writeln!(
         out,
-        "{questions} questions with gold articles; Recall@10 of tier 2's re-ranking, hand weights vs learned"
+        "{questions} questions with gold articles; Recall@10 of tier {tier}'s scoring, hand weights vs learned"
     )?;
     writeln!(
         out,

@@ -57,6 +57,10 @@ pub struct MethodConfig {
     /// `rerank_*` weights above still make the section evidence it reads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerank_learned: Option<crate::rerank::LearnedRerank>,
+    /// Tier 3's scoring learned by `coal fit-rerank --tier 3` (`[method.graph_learned]`)
+    /// instead of text + graph_path·path + graph_heading·heading.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph_learned: Option<crate::rerank::GraphLearned>,
 }
 
 impl Default for MethodConfig {
@@ -124,6 +128,7 @@ impl MethodConfig {
             graph_max_nodes: 5_000,
             graph_fan_out_penalty: 0.25,
             rerank_learned: None,
+            graph_learned: None,
         }
     }
 
@@ -177,6 +182,14 @@ impl MethodConfig {
             return Err(MethodError::new(
                 "rerank_learned",
                 "method.rerank_learned: every weight must be a finite number",
+            ));
+        }
+        if let Some(m) = &self.graph_learned
+            && !(m.intercept.is_finite() && m.weights().iter().all(|w| w.is_finite()))
+        {
+            return Err(MethodError::new(
+                "graph_learned",
+                "method.graph_learned: every weight must be a finite number",
             ));
         }
         if self.rerank_dense + self.rerank_bm25 + self.rerank_bigram <= 0.0 {

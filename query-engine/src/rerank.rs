@@ -112,14 +112,70 @@ impl LearnedRerank {
 
     /// The log-odds of a candidate being a gold article.
     pub fn logit(&self, f: &Features) -> f64 {
-        self.intercept
-            + self
-                .weights()
-                .iter()
-                .zip(f)
-                .map(|(w, x)| w * x)
-                .sum::<f64>()
+        self.intercept + dot(&self.weights(), f)
     }
+}
+
+/// What tier 3's learned scoring reads of a candidate, in [`GraphFeatures`] order.
+pub const GRAPH_FEATURES: [&str; 6] = [
+    "reranked",
+    "text",
+    "text_listed",
+    "path",
+    "from_link",
+    "heading",
+];
+
+/// Tier 3's candidate: tier 2's re-ranked score (0 when it lacks the article); the
+/// 款-level text score; 1 when the text ranking has it; min-max path evidence; 1 when
+/// its best path starts at a question link; the linked heading's strength above it.
+pub type GraphFeatures = [f64; 6];
+
+/// Tier 3's learned scoring: a logistic regression over [`GRAPH_FEATURES`], fitted by
+/// `coal fit-rerank --tier 3` with tier 2's model in place.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraphLearned {
+    pub intercept: f64,
+    pub reranked: f64,
+    pub text: f64,
+    pub text_listed: f64,
+    pub path: f64,
+    pub from_link: f64,
+    pub heading: f64,
+}
+
+impl GraphLearned {
+    pub fn weights(&self) -> GraphFeatures {
+        [
+            self.reranked,
+            self.text,
+            self.text_listed,
+            self.path,
+            self.from_link,
+            self.heading,
+        ]
+    }
+
+    pub fn from_weights(intercept: f64, w: &GraphFeatures) -> GraphLearned {
+        GraphLearned {
+            intercept,
+            reranked: w[0],
+            text: w[1],
+            text_listed: w[2],
+            path: w[3],
+            from_link: w[4],
+            heading: w[5],
+        }
+    }
+
+    pub fn logit(&self, f: &GraphFeatures) -> f64 {
+        self.intercept + dot(&self.weights(), f)
+    }
+}
+
+fn dot(w: &[f64], f: &[f64]) -> f64 {
+    w.iter().zip(f).map(|(w, x)| w * x).sum()
 }
 
 /// A candidate with its features and its retrievers' raw scores.
@@ -131,19 +187,6 @@ pub struct Candidate {
     hand: f64,
     pub bm25: Option<f32>,
     pub dense: Option<f32>,
-}
-
-impl Candidate {
-    #[cfg(test)]
-    pub(crate) fn for_test(iri: &str, features: Features, hand: f64) -> Candidate {
-        Candidate {
-            iri: iri.into(),
-            features,
-            hand,
-            bm25: None,
-            dense: None,
-        }
-    }
 }
 
 /// One list's scores by IRI: min-max normalized and raw, and its best and worst raw score.
@@ -314,8 +357,12 @@ pub fn learned_scores(model: &LearnedRerank, candidates: &[Candidate]) -> Vec<f6
         .iter()
         .map(|c| model.logit(&c.features))
         .collect();
+    relative_probabilities(&logits)
+}
+
+/// σ(z)/σ(z_max) for each logit z, computed without overflow for any z.
+pub fn relative_probabilities(logits: &[f64]) -> Vec<f64> {
     let best = logits.iter().copied().fold(f64::MIN, f64::max);
-    // p/p_max = σ(z)/σ(z_max), computed without overflow for any z.
     let log_sigmoid = |z: f64| {
         if z >= 0.0 {
             -(-z).exp().ln_1p()

@@ -426,6 +426,58 @@ fn fit_rerank_writes_a_model_that_eval_retrieval_measures_as_promised() {
         "订立劳动合同应当遵循哪些原则？",
     ]);
     assert!(a.status.success(), "{}", stderr(&a));
+    // Tier 3's scoring, fitted with that tier-2 model in place: both models are written,
+    // and tier 3 reads its own.
+    let graph = dir.path().join("graph.toml");
+    let out = coal(&[
+        "fit-rerank",
+        "--tier",
+        "3",
+        "--store",
+        &s,
+        "--set",
+        set.to_str().unwrap(),
+        "--config",
+        w,
+        "--write",
+        graph.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("tier 3's scoring"),
+        "{}",
+        stdout(&out)
+    );
+    let text3 = std::fs::read_to_string(&graph).unwrap();
+    assert!(
+        text3.contains("[method.graph_learned]") && text3.contains("[method.rerank_learned]"),
+        "{text3}"
+    );
+    let t3 = coal(&[
+        "ask",
+        "--store",
+        &s,
+        "--config",
+        graph.to_str().unwrap(),
+        "--tier",
+        "3",
+        "--json",
+        "订立劳动合同应当遵循哪些原则？",
+    ]);
+    assert!(t3.status.success(), "{}", stderr(&t3));
+    assert!(
+        !coal(&[
+            "fit-rerank",
+            "--tier",
+            "4",
+            "--store",
+            &s,
+            "--set",
+            set.to_str().unwrap()
+        ])
+        .status
+        .success()
+    );
     // A second run does not overwrite the file.
     let again = coal(&args);
     assert!(!again.status.success());
