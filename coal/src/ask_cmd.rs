@@ -385,14 +385,25 @@ pub fn calibrate(args: crate::config::CalibrateArgs) -> anyhow::Result<()> {
         print_calibration(&mut out, &c, folds.as_deref())?;
     }
     if let Some(path) = &args.write {
-        #[derive(serde::Serialize)]
-        struct File<'a> {
-            method: &'a query_engine::method::MethodConfig,
-        }
-        let text = toml::to_string(&File { method: &c.best })?;
-        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        write_method_table(path, &c.best)?;
     }
+    Ok(())
+}
+
+/// Writes method constants as a `coal.toml` with one `[method]` table (and its learned
+/// sub-tables), as `calibrate` and `fit-rerank` do.
+pub fn write_method_table(
+    path: &std::path::Path,
+    method: &query_engine::method::MethodConfig,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    #[derive(serde::Serialize)]
+    struct File<'a> {
+        method: &'a query_engine::method::MethodConfig,
+    }
+    let text = toml::to_string(&File { method })?;
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    eprintln!("wrote {}", path.display());
     Ok(())
 }
 

@@ -46,15 +46,9 @@ pub fn run(args: crate::config::FitRerankArgs) -> anyhow::Result<()> {
         print_table(&mut out, args.tier, all.len(), &in_sample, &folds)?;
     }
     if let Some(path) = &args.write {
-        #[derive(serde::Serialize)]
-        struct File<'a> {
-            method: &'a query_engine::method::MethodConfig,
-        }
         let mut method = engine.config().clone();
         model.install(&mut method);
-        let text = toml::to_string(&File { method: &method })?;
-        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        crate::ask_cmd::write_method_table(path, &method)?;
     }
     Ok(())
 }
