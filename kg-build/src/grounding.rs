@@ -54,6 +54,9 @@ pub enum Ungrounded {
     BasisAsProvision,
     /// A right or duty of one or two characters.
     BareObject,
+    /// 主体-责任 whose subject is the authority that imposes the sanction (由社会保险行政
+    /// 部门责令…, 处…罚款): the liability is the party's it is imposed on.
+    SanctionImposer,
 }
 
 impl Ungrounded {
@@ -73,6 +76,9 @@ impl Ungrounded {
             Ungrounded::SubjectNotCondition => "条件-结果 whose subject is not a condition",
             Ungrounded::BasisAsProvision => "规定 of a legal basis (根据…)",
             Ungrounded::BareObject => "right or duty of one or two characters",
+            Ungrounded::SanctionImposer => {
+                "主体-责任 of the authority that imposes the sanction (由…)"
+            }
         }
     }
 }
@@ -234,7 +240,13 @@ pub fn check(t: &Triple, article: &str, statute: &str) -> Result<(), Ungrounded>
     if !cue.is_empty() && !cue.iter().any(|w| clause.contains(w)) {
         return Err(Ungrounded::NoCue);
     }
-    conventions(&t.relation, subject, object, clause)
+    conventions(&t.relation, subject, object, clause)?;
+    // Statutes name who imposes a sanction with 由 (由有关行政部门处…罚款): that actor
+    // acts, the liability is someone else's.
+    if t.relation == "主体-责任" && article.contains(&format!("由{subject}")) {
+        return Err(Ungrounded::SanctionImposer);
+    }
+    Ok(())
 }
 
 /// The drafting conventions (see the module comment), after the cue word was found.
@@ -340,6 +352,10 @@ mod tests {
                 Ungrounded::SubjectNotCondition,
             ),
             (t("本法", "规定", "根据宪法"), Ungrounded::BasisAsProvision),
+            (
+                t("有关部门", "主体-责任", "责令改正"),
+                Ungrounded::SanctionImposer,
+            ),
         ];
         refused(ART2, cases);
     }
