@@ -54,8 +54,9 @@ enum Command {
     Graph(config::GraphArgs),
     /// Fit γ, the tier thresholds and the QSI midpoint to a dev set (routed article F1).
     Calibrate(config::CalibrateArgs),
-    /// Fit tier 2's learned re-ranking to dev sets (Recall@10 on held-out halves against the
-    /// hand weights) and write it as `[method.rerank_learned]`.
+    /// Fit tier 2's learned re-ranking (or with `--tier 3` tier 3's scoring) to dev sets
+    /// (Recall@10 on held-out halves against the hand weights) and write it as
+    /// `[method.rerank_learned]` (`[method.graph_learned]`).
     FitRerank(config::FitRerankArgs),
     /// Evaluate retrieval on question sets with gold articles.
     #[command(subcommand)]

@@ -112,6 +112,9 @@ fn cues(relation: &str) -> &'static [&'static str] {
 /// Modal verbs that open a right or a duty; the text in front of one is its actor.
 const MODALS: &[&str] = &["有权", "可以", "享有", "应当", "必须", "不得"];
 
+/// What an authority does when it imposes a sanction (由X责令…, 由X处…).
+const IMPOSING_VERBS: &[&str] = &["责令", "处", "给予", "没收", "吊销", "依法给予", "予以"];
+
 /// Sanctions besides the 主体-责任 cue words (责任, 赔偿, 罚款, …): a liability's object
 /// names one of either list.
 const FURTHER_SANCTIONS: &[&str] = &[
@@ -241,9 +244,14 @@ pub fn check(t: &Triple, article: &str, statute: &str) -> Result<(), Ungrounded>
         return Err(Ungrounded::NoCue);
     }
     conventions(&t.relation, subject, object, clause)?;
-    // Statutes name who imposes a sanction with 由 (由有关行政部门处…罚款): that actor
-    // acts, the liability is someone else's.
-    if t.relation == "主体-责任" && article.contains(&format!("由{subject}")) {
+    // Statutes name who imposes a sanction with 由 and a sanctioning verb (由有关行政部门
+    // 处…罚款, 由…责令改正): that actor acts, the liability is someone else's. The whole
+    // article is read: the imposer's sentence often comes before the 款 whose liability
+    // the triple names. 由X承担赔偿责任 names the liable party and is kept.
+    let imposes = IMPOSING_VERBS
+        .iter()
+        .any(|v| article.contains(&format!("由{subject}{v}")));
+    if t.relation == "主体-责任" && imposes {
         return Err(Ungrounded::SanctionImposer);
     }
     Ok(())
@@ -358,6 +366,10 @@ mod tests {
             ),
         ];
         refused(ART2, cases);
+        // 由 naming the liable party is no imposer.
+        const LIABLE: &str = "货物在运输中毁损的，由铁路运输企业承担赔偿责任。";
+        let liable = t("铁路运输企业", "主体-责任", "承担赔偿责任");
+        assert_eq!(check(&liable, LIABLE, LAW), Ok(()));
     }
 
     /// Each triple is refused for its reason on `article`.

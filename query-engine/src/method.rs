@@ -54,7 +54,11 @@ pub struct MethodConfig {
     pub graph_max_nodes: usize,
     pub graph_fan_out_penalty: f64,
     /// Tier 2's re-ranking learned by `coal fit-rerank` (`[method.rerank_learned]`); the
-    /// `rerank_*` weights above still make the section evidence it reads.
+    /// `rerank_*` weights above still make the section evidence it reads. Its scores are
+    /// probability ratios (best 1), which fall off more steeply than the hand scores: tier
+    /// 2's citation refinement, tier 3's text term and seeds read them as they are, so
+    /// the context bounds and tier 3's weights should be refitted with it (`make
+    /// calibrate`, `make graph-weights-grid`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerank_learned: Option<crate::rerank::LearnedRerank>,
     /// Tier 3's scoring learned by `coal fit-rerank --tier 3` (`[method.graph_learned]`)

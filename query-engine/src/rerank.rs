@@ -174,8 +174,14 @@ impl GraphLearned {
     }
 }
 
-fn dot(w: &[f64], f: &[f64]) -> f64 {
+pub(crate) fn dot(w: &[f64], f: &[f64]) -> f64 {
     w.iter().zip(f).map(|(w, x)| w * x).sum()
+}
+
+/// Tier 3's hand-weighted score of its features: text + graph_path·path +
+/// graph_heading·heading (`engine/graph_tier.rs`; `rerank_fit` measures against it).
+pub(crate) fn graph_hand_score(f: &GraphFeatures, cfg: &MethodConfig) -> f64 {
+    f[1] + cfg.graph_path * f[3] + cfg.graph_heading * f[5]
 }
 
 /// A candidate with its features and its retrievers' raw scores.
@@ -549,9 +555,10 @@ mod tests {
         assert_eq!(a4f[6], 0.0, "bigram lists only a1: worst = best");
         // The law has 5 articles.
         assert!((a5[10] - 6f64.ln()).abs() < 1e-9, "{a5:?}");
-        // Far-out logits neither overflow nor vanish into NaN.
+        // Far-out logits neither overflow nor vanish into NaN (σ(z) of −1000 is 0 in f64:
+        // a plain ratio of probabilities would be 0/0).
         let huge = LearnedRerank::from_weights(
-            0.0,
+            -1000.0,
             &[800.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
         );
         let s = learned_scores(&huge, &c);

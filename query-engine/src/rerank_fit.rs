@@ -16,7 +16,8 @@ use crate::engine::Engine;
 use crate::eval::EvalItem;
 use crate::method::MethodConfig;
 use crate::rerank::{
-    GraphFeatures, GraphLearned, LearnedRerank, candidates, hand_scores, relative_probabilities,
+    GraphLearned, LearnedRerank, candidates, dot, graph_hand_score, hand_scores,
+    relative_probabilities,
 };
 use crate::retrieve::HYBRID_CANDIDATES;
 
@@ -86,7 +87,8 @@ impl FitQuestion {
         self.gold.iter().any(|g| g.contains(&self.iris[i]))
     }
 
-    /// Recall@10 of an order given as scores (higher first, ties by IRI as `rerank` breaks them).
+    /// Recall@10 of an order given as scores (higher first as f32, ties by IRI: as `rerank`
+    /// orders; tier 3 breaks ties by node, so its figures may differ on exact ties).
     fn recall(&self, scores: &[f64]) -> f64 {
         let mut order: Vec<usize> = (0..self.iris.len()).collect();
         order.sort_by(|&a, &b| {
@@ -152,11 +154,6 @@ pub fn collect(
         });
     }
     Ok(out)
-}
-
-/// Tier 3's hand-weighted score of its features (`engine/graph_tier.rs`).
-fn graph_hand_score(f: &GraphFeatures, cfg: &MethodConfig) -> f64 {
-    f[1] + cfg.graph_path * f[3] + cfg.graph_heading * f[5]
 }
 
 /// Fits the model on the questions' candidates. `None` when there is nothing to learn
@@ -239,11 +236,16 @@ fn logistic(rows: &[(&[f64], bool)]) -> Option<(f64, Vec<f64>)> {
         let mut scale = 1.0;
         let next = loop {
             let next: Vec<f64> = w.iter().zip(&step).map(|(w, s)| w - scale * s).collect();
-            if loss(&x, &y, &next) <= before || scale < 1e-6 {
-                break next;
+            if loss(&x, &y, &next) <= before {
+                break Some(next);
+            }
+            if scale < 1e-6 {
+                break None;
             }
             scale /= 2.0;
         };
+        // No step lowers the loss: this is the optimum as far as f64 can tell.
+        let Some(next) = next else { break };
         let moved = w
             .iter()
             .zip(&next)
@@ -284,10 +286,6 @@ fn sigmoid(z: f64) -> f64 {
     1.0 / (1.0 + (-z).exp())
 }
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
 /// Solves `a·x = b` (Gaussian elimination with partial pivoting); `None` if singular.
 fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
     let n = b.len();
@@ -300,8 +298,8 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
         b.swap(col, pivot);
         for row in col + 1..n {
             let f = a[row][col] / a[col][col];
-            let pivot_row = a[col].clone();
-            for (x, p) in a[row][col..].iter_mut().zip(&pivot_row[col..]) {
+            let (upper, lower) = a.split_at_mut(row);
+            for (x, p) in lower[0][col..].iter_mut().zip(&upper[col][col..]) {
                 *x -= f * p;
             }
             b[row] -= f * b[col];
@@ -355,8 +353,7 @@ pub fn measure(questions: &[&FitQuestion], model: &Model) -> Vec<HeldOut> {
     out
 }
 
-/// Fit on one half of every set, measure on the other (even items, then odd ones),
-/// by index within each set.
+/// A model fitted on one half of every set and measured on the other.
 #[derive(Debug, Clone, Serialize)]
 pub struct Fold {
     pub fitted_on: &'static str,
@@ -364,6 +361,8 @@ pub struct Fold {
     pub held_out: Vec<HeldOut>,
 }
 
+/// Fit on one half of every set, measure on the other (even items, then odd ones), by
+/// index within each set.
 pub fn two_folds(tier: Tier, by_set: &[Vec<FitQuestion>]) -> Vec<Fold> {
     [("even", 0), ("odd", 1)]
         .into_iter()

@@ -453,18 +453,20 @@ fn fit_rerank_writes_a_model_that_eval_retrieval_measures_as_promised() {
         text3.contains("[method.graph_learned]") && text3.contains("[method.rerank_learned]"),
         "{text3}"
     );
-    let t3 = coal(&[
-        "ask",
-        "--store",
+    let t3 = ask_json(
         &s,
-        "--config",
-        graph.to_str().unwrap(),
-        "--tier",
-        "3",
-        "--json",
+        &["--config", graph.to_str().unwrap(), "--tier", "3"],
         "订立劳动合同应当遵循哪些原则？",
-    ]);
-    assert!(t3.status.success(), "{}", stderr(&t3));
+    );
+    // Tier 3 scored by its model: probability ratios, the best at exactly 1.
+    let scores: Vec<f64> = t3["trace"]["graph"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["score"].as_f64().unwrap())
+        .collect();
+    assert_eq!(scores.first(), Some(&1.0), "{scores:?}");
+    assert!(scores.iter().all(|s| *s > 0.0 && *s <= 1.0), "{scores:?}");
     assert!(
         !coal(&[
             "fit-rerank",

@@ -15,7 +15,7 @@
 //! `[method.graph_learned]` (`coal fit-rerank --tier 3`) scores the same candidates by a
 //! logistic regression over tier 2's score, the text score, path evidence, a path from a
 //! link and heading support instead. Measured on held-out halves of lecoqa.dev and
-//! lawbench-3-8.dev it ranks worse than the sum above (Recall@10 .589/.593 against
+//! lawbench-3-8.dev it ranks worse than the sum above on average (Recall@10 .589/.593 against
 //! .592/.610 on lecoqa; .364/.365 against .335/.430 on lawbench), so the shipped
 //! `coal.toml` does not set it: fitting likelihood over ~160 candidates per question
 //! is not fitting the top 10.
@@ -31,7 +31,7 @@ use crate::QueryError;
 use crate::graph::NodeId;
 use crate::graph::paths::{Bounds, ShortestPaths, describe};
 use crate::link::{Link, LinkKind};
-use crate::rerank::{GraphFeatures, relative_probabilities};
+use crate::rerank::{GraphFeatures, graph_hand_score, relative_probabilities};
 use crate::retrieve::{HYBRID_CANDIDATES, Hit};
 
 /// Text matches that seed the walk besides the question's links.
@@ -208,7 +208,7 @@ fn score_candidates(
             ];
             Scored {
                 node: n,
-                score: features[1] + cfg.graph_path * features[3] + cfg.graph_heading * features[5],
+                score: graph_hand_score(&features, cfg),
                 evidence: e,
                 features,
             }
