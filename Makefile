@@ -256,7 +256,7 @@ extraction-sample-unseen: coal model
 	sed -e 's/0.5b-instruct/1.5b-instruct/' -e 's/^max_tokens = 512/max_tokens = 384/' \
 		examples/coal.local-llm.toml > /tmp/coal-extract3.toml
 	$(COAL) build --config /tmp/coal-extract3.toml --extract-law 社会保险法 \
-		--corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(UNSEEN_STORE) | grep -E "extraction|generation"
+		--corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(UNSEEN_STORE) | grep -E "extraction|generation|time:"
 	$(COAL) sparql --store $(UNSEEN_STORE) --file examples/extracted-triples.rq --format csv
 
 # `coal serve` under load (wrk, loopback): /api/ask and a typical /query at 1, 8 and 32

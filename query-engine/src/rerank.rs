@@ -18,7 +18,7 @@
 //! of a law amended since would miss signals the others get) only the three lists count.
 //!
 //! A learned alternative (`[method.rerank_learned]`, fitted by `coal fit-rerank`): a
-//! logistic regression over [`FEATURES`] — the three normalized scores, how far dense and
+//! logistic regression over [`Features`] — the three normalized scores, how far dense and
 //! bigram scores fall below their list's best, whether each list has the article at all,
 //! centrality, section evidence and the size of the article's law — scored as the
 //! probability of being a gold article divided by the best candidate's, so the top is 1
@@ -32,25 +32,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::graph::StatuteGraph;
 use crate::method::MethodConfig;
-use crate::retrieve::{Hit, minmax};
+use crate::retrieve::Hit;
 
 /// How many of a section's best fused scores make its evidence.
 const SECTION_TOP: usize = 3;
-
-/// What the learned re-ranking reads of each candidate, in [`Features`] order.
-pub const FEATURES: [&str; 11] = [
-    "dense",
-    "dense_gap",
-    "dense_listed",
-    "bm25",
-    "bm25_listed",
-    "bigram",
-    "bigram_gap",
-    "bigram_listed",
-    "centrality",
-    "section",
-    "law_size",
-];
 
 /// One candidate's features: min-max dense; raw dense − the list's best (the list's
 /// worst stands in when absent); 1 when dense listed it; min-max BM25; 1 when listed;
@@ -58,7 +43,8 @@ pub const FEATURES: [&str; 11] = [
 /// articles of its law). The graph's three are 0 without a graph.
 pub type Features = [f64; 11];
 
-/// The learned re-ranking: a logistic regression over [`FEATURES`] (raw units).
+/// The learned re-ranking: a logistic regression over [`Features`] (raw units; the
+/// fields are the features' names, in order).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LearnedRerank {
@@ -116,22 +102,12 @@ impl LearnedRerank {
     }
 }
 
-/// What tier 3's learned scoring reads of a candidate, in [`GraphFeatures`] order.
-pub const GRAPH_FEATURES: [&str; 6] = [
-    "reranked",
-    "text",
-    "text_listed",
-    "path",
-    "from_link",
-    "heading",
-];
-
 /// Tier 3's candidate: tier 2's re-ranked score (0 when it lacks the article); the
 /// 款-level text score; 1 when the text ranking has it; min-max path evidence; 1 when
 /// its best path starts at a question link; the linked heading's strength above it.
 pub type GraphFeatures = [f64; 6];
 
-/// Tier 3's learned scoring: a logistic regression over [`GRAPH_FEATURES`], fitted by
+/// Tier 3's learned scoring: a logistic regression over [`GraphFeatures`], fitted by
 /// `coal fit-rerank --tier 3` with tier 2's model in place.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -189,45 +165,43 @@ pub(crate) fn graph_hand_score(f: &GraphFeatures, cfg: &MethodConfig) -> f64 {
 pub struct Candidate {
     pub iri: String,
     pub features: Features,
-    /// The hand-weighted score (the module's formula) before dividing by the weights' sum.
-    hand: f64,
+    /// The hand-weighted score (the module's formula), in [0, 1].
+    pub hand: f64,
     pub bm25: Option<f32>,
     pub dense: Option<f32>,
 }
 
-/// One list's scores by IRI: min-max normalized and raw, and its best and worst raw score.
+/// One list's raw scores by IRI with its lowest and highest (what min-max needs).
 struct List {
-    mm: HashMap<String, f32>,
     raw: HashMap<String, f32>,
-    best: f64,
-    worst: f64,
+    lo: f32,
+    hi: f32,
 }
 
 impl List {
     fn new(hits: &[Hit]) -> List {
         let raw: HashMap<String, f32> = hits.iter().map(|h| (h.iri.clone(), h.score)).collect();
-        let (worst, best) = raw.values().fold((f64::MAX, f64::MIN), |(l, h), &s| {
-            (l.min(s as f64), h.max(s as f64))
-        });
-        let (worst, best) = if raw.is_empty() {
-            (0.0, 0.0)
-        } else {
-            (worst, best)
-        };
-        List {
-            mm: minmax(&raw),
-            raw,
-            best,
-            worst,
-        }
+        let (lo, hi) = raw
+            .values()
+            .fold((f32::MAX, f32::MIN), |(l, h), &s| (l.min(s), h.max(s)));
+        let (lo, hi) = if raw.is_empty() { (0.0, 0.0) } else { (lo, hi) };
+        List { raw, lo, hi }
     }
 
+    /// Min-max as `retrieve::minmax` computes it (1 when all scores are equal), 0 when absent.
     fn mm(&self, iri: &str) -> f64 {
-        self.mm.get(iri).copied().unwrap_or(0.0) as f64
+        self.raw.get(iri).map_or(0.0, |&s| {
+            (if self.hi > self.lo {
+                (s - self.lo) / (self.hi - self.lo)
+            } else {
+                1.0
+            }) as f64
+        })
     }
 
+    /// Raw score − the list's best (its worst stands in when absent).
     fn gap(&self, iri: &str) -> f64 {
-        self.raw.get(iri).map_or(self.worst, |&s| s as f64) - self.best
+        self.raw.get(iri).map_or(self.lo, |&s| s) as f64 - self.hi as f64
     }
 
     fn listed(&self, iri: &str) -> f64 {
@@ -247,6 +221,8 @@ pub fn candidates(
         Some(_) => (cfg.rerank_centrality, cfg.rerank_section),
         None => (0.0, 0.0),
     };
+    let total = cfg.rerank_dense + cfg.rerank_bm25 + cfg.rerank_bigram + w_centrality + w_section;
+    let total = if total > 0.0 { total } else { 1.0 };
     let (d, b, g) = (List::new(dense), List::new(bm25), List::new(bigram));
     let mut fused: HashMap<&str, f64> = HashMap::default();
     for (list, w) in [
@@ -254,8 +230,8 @@ pub fn candidates(
         (&b, cfg.rerank_bm25),
         (&g, cfg.rerank_bigram),
     ] {
-        for (iri, s) in &list.mm {
-            *fused.entry(iri.as_str()).or_default() += w * *s as f64;
+        for iri in list.raw.keys() {
+            *fused.entry(iri.as_str()).or_default() += w * list.mm(iri);
         }
     }
     let nodes: HashMap<&str, _> = match graph {
@@ -309,7 +285,7 @@ pub fn candidates(
                     section,
                     law_size,
                 ],
-                hand: s + w_centrality * centrality + w_section * section,
+                hand: (s + w_centrality * centrality + w_section * section) / total,
                 bm25: b.raw.get(iri).copied(),
                 dense: d.raw.get(iri).copied(),
             }
@@ -329,7 +305,7 @@ pub fn rerank(
     let candidates = candidates(dense, bm25, bigram, graph, cfg);
     let scores = match &cfg.rerank_learned {
         Some(model) => learned_scores(model, &candidates),
-        None => hand_scores(&candidates, graph.is_some(), cfg),
+        None => candidates.iter().map(|c| c.hand).collect(),
     };
     let mut out: Vec<Hit> = candidates
         .into_iter()
@@ -343,16 +319,6 @@ pub fn rerank(
         .collect();
     out.sort_by(|x, y| y.score.total_cmp(&x.score).then_with(|| x.iri.cmp(&y.iri)));
     out
-}
-
-/// The hand weights' scores (the module's formula), in [0, 1].
-pub fn hand_scores(candidates: &[Candidate], with_graph: bool, cfg: &MethodConfig) -> Vec<f64> {
-    let mut total = cfg.rerank_dense + cfg.rerank_bm25 + cfg.rerank_bigram;
-    if with_graph {
-        total += cfg.rerank_centrality + cfg.rerank_section;
-    }
-    let total = if total > 0.0 { total } else { 1.0 };
-    candidates.iter().map(|c| c.hand / total).collect()
 }
 
 /// Each candidate's probability of being gold over the best candidate's: the top is 1,

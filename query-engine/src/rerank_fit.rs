@@ -1,6 +1,6 @@
 //! `coal fit-rerank`: fits tier 2's learned re-ranking ([`LearnedRerank`], a logistic
-//! regression over [`crate::rerank::FEATURES`]) or tier 3's learned scoring
-//! ([`GraphLearned`], over [`crate::rerank::GRAPH_FEATURES`]) on questions with gold
+//! regression over [`crate::rerank::Features`]) or tier 3's learned scoring
+//! ([`GraphLearned`], over [`crate::rerank::GraphFeatures`]) on questions with gold
 //! articles, and measures what it does on held-out halves against the hand weights.
 //!
 //! The fit is plain: features standardized on the training rows, Newton's method on the
@@ -16,8 +16,7 @@ use crate::engine::Engine;
 use crate::eval::EvalItem;
 use crate::method::MethodConfig;
 use crate::rerank::{
-    GraphLearned, LearnedRerank, candidates, dot, graph_hand_score, hand_scores,
-    relative_probabilities,
+    GraphLearned, LearnedRerank, candidates, dot, graph_hand_score, relative_probabilities,
 };
 use crate::retrieve::HYBRID_CANDIDATES;
 
@@ -134,7 +133,7 @@ pub fn collect(
                 let query = r.embed_query(&it.question)?;
                 let dense = r.dense_by_vector(&query, HYBRID_CANDIDATES, false)?;
                 let c = candidates(&dense, &bm25, &bigram, Some(engine.graph()), cfg);
-                let hand = hand_scores(&c, true, cfg);
+                let hand = c.iter().map(|c| c.hand).collect();
                 let features = c.iter().map(|c| c.features.to_vec()).collect();
                 (c.into_iter().map(|c| c.iri).collect(), features, hand)
             }

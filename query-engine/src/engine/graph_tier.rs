@@ -229,7 +229,6 @@ pub(crate) struct GraphRun {
     seeds: Vec<Seed>,
     searches: Vec<ShortestPaths>,
     ev: Evidence,
-    text_listed: std::collections::HashSet<NodeId>,
     pub scored: Vec<Scored>,
 }
 
@@ -272,7 +271,6 @@ impl Engine {
             seeds,
             searches,
             ev,
-            text_listed: text_score.into_keys().collect(),
             scored,
         }
     }
@@ -301,7 +299,6 @@ impl Engine {
             seeds,
             searches,
             ev,
-            text_listed,
             scored,
         } = self.graph_run(r, links);
         let mut out = Ranking::default();
@@ -309,7 +306,8 @@ impl Engine {
             let (n, s) = (c.node, c.score);
             let via = match ev.best_path.get(&n) {
                 Some((true, ..)) => "graph path from the question",
-                _ if text_listed.contains(&n) => "graph: 款-level text match",
+                // features[2]: the text ranking has it.
+                _ if c.features[2] == 1.0 => "graph: 款-level text match",
                 _ => "graph neighbourhood",
             };
             out.ranked.push(Ranked {
