@@ -83,8 +83,8 @@ bench-build-all: coal model
 
 # The whole folder (no embeddings), then an incremental rebuild after one law changed
 # (a linked copy of the corpus with 劳动合同法 第一条 reworded): stage times, peak memory.
-bench-incremental-all: coal
-	VERIFY=$(VERIFY) scripts/bench_incremental_all.sh $(COAL) $(CORPUS)
+bench-incremental-all: coal model
+	VERIFY=$(VERIFY) EMBED=$(EMBED) scripts/bench_incremental_all.sh $(COAL) $(CORPUS)
 
 # The statute-graph queries with and without oxigraph's ORDER BY and the per-solution
 # version filter, on the store bench-incremental-all leaves.

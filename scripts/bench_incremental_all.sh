@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The whole LawRefBook folder built (every index but the embeddings), then rebuilt after
-# one law changed: a copy of the corpus as a tree of links, with 劳动合同法's file a real
-# copy whose 第一条 is reworded. Prints both builds' stage times and peak memory.
-#   [VERIFY=1] scripts/bench_incremental_all.sh COAL CORPUS [WORK_DIR]
+# The whole LawRefBook folder built (every index but the embeddings; EMBED=1: with them,
+# and so with the domains), then rebuilt after one law changed: a copy of the corpus as a
+# tree of links, with 劳动合同法's file a real copy whose 第一条 is reworded. Prints both
+# builds' stage times and peak memory.
+#   [VERIFY=1] [EMBED=1] scripts/bench_incremental_all.sh COAL CORPUS [WORK_DIR]
 set -euo pipefail
 coal=$1
 corpus=$(realpath "$2")
@@ -11,9 +12,11 @@ changed="社会法/劳动合同法(2012-12-28).md"
 rm -rf "$work"
 mkdir -p "$work"
 cp -rs "$corpus/." "$work/corpus/"
-report() { grep -E "^build |reused|time:|Maximum resident|Elapsed"; }
+report() { grep -E "^build |reused|embeddings:|款 passages|domains:|time:|Maximum resident|Elapsed"; }
+embed=--no-embeddings
+[ "${EMBED:-0}" = 1 ] && embed=
 echo "== full build"
-/usr/bin/time -v "$coal" build --no-embeddings --corpus "$work/corpus" --store "$work/store" 2>&1 | report
+/usr/bin/time -v "$coal" build $embed --corpus "$work/corpus" --store "$work/store" 2>&1 | report
 rm "$work/corpus/$changed"
 sed '0,/为了完善劳动合同制度/s//为了健全劳动合同制度/' "$corpus/$changed" >"$work/corpus/$changed"
 if cmp -s "$corpus/$changed" "$work/corpus/$changed"; then
@@ -21,13 +24,13 @@ if cmp -s "$corpus/$changed" "$work/corpus/$changed"; then
   exit 1
 fi
 echo "== after one law changed ($changed, 第一条 reworded)"
-/usr/bin/time -v "$coal" build --no-embeddings --corpus "$work/corpus" --store "$work/store" 2>&1 | report
+/usr/bin/time -v "$coal" build $embed --corpus "$work/corpus" --store "$work/store" 2>&1 | report
 du -sh "$work/store"
 # VERIFY=1: the changed corpus built from scratch too, and the rebuild's statute graph and
 # BM25 hits (scores included) compared with it.
 if [ "${VERIFY:-0}" = 1 ]; then
   echo "== the changed corpus from scratch, compared"
-  "$coal" build --no-embeddings --corpus "$work/corpus" --store "$work/scratch" >/dev/null
+  "$coal" build $embed --corpus "$work/corpus" --store "$work/scratch" >/dev/null
   current() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["build"])' "$1/CURRENT"; }
   cmp "$work/store/builds/$(current "$work/store")/statute-graph.json" \
     "$work/scratch/builds/$(current "$work/scratch")/statute-graph.json"

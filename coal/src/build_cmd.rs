@@ -195,8 +195,9 @@ fn print_embeddings(e: &kg_build::EmbedReport) {
     );
     let p = &e.paragraph_index;
     println!(
-        "  款 passages: {} ({} embedded now); paragraph index {}: {} reused, {} inserted, {} retired",
+        "  款 passages: {} ({} late-chunked in their article's pass, {} embedded on their own now); paragraph index {}: {} reused, {} inserted, {} retired",
         e.paragraph_passages,
+        e.paragraphs_late,
         e.paragraphs_embedded,
         if p.extended { "extended" } else { "built anew" },
         p.reused,
@@ -237,6 +238,19 @@ fn print_domains(d: &kg_build::domains::DomainReport) {
         d.ari_chapters,
         d.ari_chapters_random
     );
+    if d.sampled > 0 {
+        println!(
+            "  domains fitted on a sample of {} articles; the other {} joined their nearest topic",
+            d.sampled,
+            d.articles.saturating_sub(d.sampled)
+        );
+    }
+    if d.reused {
+        println!(
+            "  domains kept from the previous build ({:.1}% of the articles new or changed joined their nearest topic)",
+            100.0 * d.changed_share
+        );
+    }
     if d.summaries + d.summary_failures > 0 {
         println!(
             "  domain summaries (LLM): {} written, {} failed (those keep only their terms)",

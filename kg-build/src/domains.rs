@@ -27,6 +27,10 @@ pub struct DomainReport {
     #[serde(default)]
     pub changed_share: f64,
     pub articles: usize,
+    /// Articles UMAP and the mixtures were fitted on when the clustering took a sample
+    /// (the rest joined their nearest topic); 0 when it fitted all of them.
+    #[serde(default)]
+    pub sampled: usize,
     pub topics: usize,
     pub domains: usize,
     /// (components, BIC) of every topic-layer fit.
@@ -143,6 +147,8 @@ pub struct Clustering {
     pub domain: Vec<usize>,
     pub topic_bic: Vec<(usize, f64)>,
     pub domain_bic: Vec<(usize, f64)>,
+    /// Articles the mixtures were fitted on when they were a sample (0: all of them).
+    pub sampled: usize,
 }
 
 /// The `k` nearest others of each unit vector, with their cosine.
@@ -331,15 +337,60 @@ fn compact(labels: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-/// Articles → topics → domains. Needs at least 40 articles; fewer give one topic.
+/// Past this many articles the mixtures are fitted on a seeded sample of this size and
+/// every other article joins the topic whose centroid (the unit mean embedding of its
+/// sampled articles) is nearest: UMAP and the GMM fits grow with the points, and a sample
+/// this large already gives each of the at most 64 topics hundreds of articles.
+pub const CLUSTER_SAMPLE: usize = 40_000;
+
+/// Articles → topics → domains. Needs at least 40 articles; fewer give one topic. Past
+/// [`CLUSTER_SAMPLE`] articles, fitted on a sample and the rest assigned (two levels).
 /// Not bit-for-bit repeatable (parallel HNSW and UMAP), but each run is seeded.
 pub fn cluster(vectors: &[Vec<f32>]) -> Clustering {
+    cluster_sampled(vectors, CLUSTER_SAMPLE)
+}
+
+/// [`cluster`] with the sample size as a parameter.
+fn cluster_sampled(vectors: &[Vec<f32>], sample_size: usize) -> Clustering {
+    if vectors.len() <= sample_size {
+        return cluster_all(vectors);
+    }
+    let mut order: Vec<usize> = (0..vectors.len()).collect();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(SEED + 2);
+    for i in (1..order.len()).rev() {
+        let j = rng.random_range(0..=i);
+        order.swap(i, j);
+    }
+    let mut sample = order[..sample_size].to_vec();
+    sample.sort_unstable();
+    let sampled: Vec<Vec<f32>> = sample.iter().map(|&i| vectors[i].clone()).collect();
+    let fitted = cluster_all(&sampled);
+    let topics = fitted.topic.iter().max().map_or(0, |m| m + 1);
+    let centres = centroids(&sampled, &fitted.topic, topics);
+    let mut topic: Vec<usize> = {
+        use rayon::prelude::*;
+        vectors.par_iter().map(|v| nearest(&centres, v)).collect()
+    };
+    for (&i, &t) in sample.iter().zip(&fitted.topic) {
+        topic[i] = t;
+    }
+    // Every fitted topic has its sampled articles, so the numbering (which `domain`
+    // is indexed by) stays dense.
+    Clustering {
+        topic,
+        sampled: sample_size,
+        ..fitted
+    }
+}
+
+fn cluster_all(vectors: &[Vec<f32>]) -> Clustering {
     if vectors.len() < 40 {
         return Clustering {
             topic: vec![0; vectors.len()],
             domain: vec![0],
             topic_bic: Vec::new(),
             domain_bic: Vec::new(),
+            sampled: 0,
         };
     }
     let points = umap(vectors);
@@ -367,6 +418,7 @@ pub fn cluster(vectors: &[Vec<f32>]) -> Clustering {
         domain,
         topic_bic,
         domain_bic,
+        sampled: 0,
     }
 }
 
@@ -568,5 +620,36 @@ mod tests {
         // The neighbour graph (HNSW) is approximate and built in parallel, so a second run
         // may differ in detail; it must be as good.
         assert!(nmi(&cluster(&v).topic, &truth) > 0.5);
+    }
+
+    #[test]
+    fn past_the_sample_size_a_sample_is_fitted_and_the_rest_join_the_nearest_topic() {
+        let (v, truth) = groups(60, 0.3);
+        let c = cluster_sampled(&v, 90);
+        assert_eq!(c.sampled, 90);
+        assert_eq!(c.topic.len(), 180, "every article has a topic");
+        let topics = c.topic.iter().max().unwrap() + 1;
+        assert_eq!(c.domain.len(), topics, "a domain for every topic");
+        let score = nmi(&c.topic, &truth);
+        assert!(score > 0.5, "{score}");
+        // Sampled or assigned, a topic holds one group's articles.
+        let pure: usize = (0..topics)
+            .map(|t| {
+                (0..3)
+                    .map(|g| {
+                        (0..180)
+                            .filter(|&i| c.topic[i] == t && truth[i] == g)
+                            .count()
+                    })
+                    .max()
+                    .unwrap()
+            })
+            .sum();
+        assert!(pure >= 170, "{pure} of 180 in their topic's main group");
+        assert_eq!(
+            cluster_sampled(&v, 180).sampled,
+            0,
+            "small enough: all fitted"
+        );
     }
 }

@@ -163,6 +163,7 @@ fn clustering(
                 domain: p.domain_of_topic.clone(),
                 topic_bic: p.report.topic_bic.clone(),
                 domain_bic: p.report.domain_bic.clone(),
+                sampled: p.report.sampled,
             },
             share,
             Some((p.topic_labels.clone(), p.domain_labels.clone())),
@@ -375,6 +376,7 @@ pub(crate) fn domain_stage(
     let n_domains = c.domain.iter().max().map_or(0, |m| m + 1);
     let mut report = measure(&points, &c, topics, n_domains);
     report.reused = was_reused;
+    report.sampled = c.sampled;
     report.changed_share = changed_share;
     let (topic_labels, domain_labels) = kept_labels.unwrap_or_else(|| {
         let domain_of_article: Vec<usize> = c.topic.iter().map(|&t| c.domain[t]).collect();

@@ -130,3 +130,78 @@ fn a_text_longer_than_the_window_is_embedded_in_windows() {
     )[0];
     assert!(cosine(v, short) > 0.9);
 }
+
+/// Character range of `part` in `text` (both as chars).
+fn char_range(text: &str, part: &str) -> std::ops::Range<usize> {
+    let at = text.find(part).unwrap();
+    let start = text[..at].chars().count();
+    start..start + part.chars().count()
+}
+
+#[test]
+fn late_chunking_gives_the_texts_own_embedding_and_one_vector_per_part() {
+    // Three 款 of unrelated subjects, short enough that pooling the wrong tokens (the
+    // "passage: " prefix is 9 characters) would land in a neighbour's words.
+    let parts = [
+        "用人单位应当按时足额支付劳动者工资。",
+        "机动车发生交通事故造成人身伤亡的，由保险公司赔偿。",
+        "排放污染物的企业应当防治环境污染。",
+    ];
+    let text = format!("示范法\n{}", parts.join("\n"));
+    let ranges: Vec<_> = parts.iter().map(|p| char_range(&text, p)).collect();
+    let late = encoder().embed_late(&[(text.as_str(), ranges.as_slice())], TextKind::Passage);
+    let late = late[0].as_ref().expect("the text fits one window");
+    // The text's own vector is exactly the ordinary embedding.
+    assert_eq!(
+        late.whole,
+        encoder().embed(&[text.as_str()], TextKind::Passage)[0]
+    );
+    assert_eq!(late.parts.len(), 3);
+    let alone: Vec<String> = parts.iter().map(|p| format!("示范法\n{p}")).collect();
+    let alone: Vec<&str> = alone.iter().map(String::as_str).collect();
+    let alone = encoder().embed(&alone, TextKind::Passage);
+    for (i, v) in late.parts.iter().enumerate() {
+        let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4);
+        let nearest = (0..3)
+            .max_by(|&a, &b| cosine(v, &alone[a]).total_cmp(&cosine(v, &alone[b])))
+            .unwrap();
+        assert_eq!(
+            nearest, i,
+            "part {i} is nearest to 款 {nearest} embedded alone"
+        );
+        assert!(
+            cosine(v, &late.whole) < 0.999,
+            "part {i} is not the whole text"
+        );
+    }
+    // The part ranges are mapped to tokens: the questions find their own 款.
+    let q = encoder().embed(
+        &["公司拖欠工资怎么办", "撞车以后谁来赔偿", "工厂排污"],
+        TextKind::Query,
+    );
+    for (i, qv) in q.iter().enumerate() {
+        let best = (0..3)
+            .max_by(|&a, &b| cosine(qv, &late.parts[a]).total_cmp(&cosine(qv, &late.parts[b])))
+            .unwrap();
+        assert_eq!(best, i, "question {i}");
+    }
+}
+
+#[test]
+fn late_chunking_refuses_a_text_longer_than_the_window() {
+    let long = "劳动者在该用人单位连续工作满十年的，应当订立无固定期限劳动合同。".repeat(40);
+    let short = "劳动者依法享有休息休假的权利。";
+    let late = encoder().embed_late(
+        &[
+            (long.as_str(), &[0..10, 10..20][..]),
+            (short, &[0..4, 4..8][..]),
+        ],
+        TextKind::Passage,
+    );
+    assert!(late[0].is_none(), "needs more than one window");
+    assert_eq!(
+        late[1].as_ref().unwrap().whole,
+        encoder().embed(&[short], TextKind::Passage)[0]
+    );
+}

@@ -50,6 +50,7 @@ pub fn build_store(profile_path: PathBuf, structure_only: bool) -> BuiltStore {
         structure_only,
         incremental: true,
         recluster_share: kg_build::domains::RECLUSTER_SHARE,
+        late_paragraphs: true,
     };
     let rt = tokio::runtime::Runtime::new().unwrap();
     let summary = rt
@@ -98,6 +99,7 @@ pub fn build_files(
         structure_only: false,
         incremental: true,
         recluster_share: kg_build::domains::RECLUSTER_SHARE,
+        late_paragraphs: true,
     };
     tokio::runtime::Runtime::new()
         .unwrap()
