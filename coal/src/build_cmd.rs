@@ -195,9 +195,8 @@ fn print_embeddings(e: &kg_build::EmbedReport) {
     );
     let p = &e.paragraph_index;
     println!(
-        "  款 passages: {} ({} late-chunked in their article's pass, {} embedded on their own now); paragraph index {}: {} reused, {} inserted, {} retired",
+        "  款 passages: {} ({} embedded now); paragraph index {}: {} reused, {} inserted, {} retired",
         e.paragraph_passages,
-        e.paragraphs_late,
         e.paragraphs_embedded,
         if p.extended { "extended" } else { "built anew" },
         p.reused,

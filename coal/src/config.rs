@@ -147,10 +147,6 @@ pub struct BuildArgs {
     /// again; below it new articles join their nearest topic.
     #[arg(long, default_value_t = kg_build::domains::RECLUSTER_SHARE, value_name = "SHARE")]
     pub recluster_share: f64,
-    /// Embed each 款 on its own instead of pooling its vector from its article's pass
-    /// (late chunking, the default: half the encoder's work).
-    #[arg(long)]
-    pub separate_paragraph_vectors: bool,
     #[command(flatten)]
     pub model: ModelArgs,
     /// Print the summary as JSON on stdout.
@@ -238,7 +234,6 @@ impl BuildArgs {
                 structure_only: self.structure_only,
                 incremental: !self.from_scratch,
                 recluster_share: self.recluster_share,
-                late_paragraphs: !self.separate_paragraph_vectors,
             },
             self.json,
         ))

@@ -40,9 +40,6 @@ pub struct EmbedReport {
     /// were embedded now; how their index was made.
     pub paragraph_passages: usize,
     pub paragraphs_embedded: usize,
-    /// 款 vectors made by late chunking in their article's pass (the rest were embedded
-    /// on their own, as `paragraphs_embedded` counts).
-    pub paragraphs_late: usize,
     pub paragraph_index: kg_store::VectorIndexReport,
 }
 
@@ -85,7 +82,7 @@ pub fn article_passages(v: &LawVersion, a: &Article, embedder: &dyn Embedder) ->
 /// law title + the 款's text with its 项). The query side's graph tier matches a question
 /// against them, so an article whose one 款 answers it is not drowned by its others.
 pub fn paragraph_passages(v: &LawVersion, a: &Article, article_iri: &str) -> Vec<(String, String)> {
-    if !has_paragraph_passages(a) {
+    if a.paragraphs.len() < 2 && a.paragraphs.iter().all(|p| p.items.is_empty()) {
         return Vec::new();
     }
     a.paragraphs
@@ -101,70 +98,6 @@ pub fn paragraph_passages(v: &LawVersion, a: &Article, article_iri: &str) -> Vec
         .collect()
 }
 
-/// Does the article get 款 passages (several 款, or any 项)?
-fn has_paragraph_passages(a: &Article) -> bool {
-    a.paragraphs.len() > 1 || a.paragraphs.iter().any(|p| !p.items.is_empty())
-}
-
-/// The character range of each 款 (with its 项) in the article's one passage (the title,
-/// '\n', then the 款 joined by '\n' as `Article::text` joins them), in
-/// [`paragraph_passages`] order: what late chunking pools each 款 vector over.
-fn paragraph_ranges(v: &LawVersion, a: &Article) -> Vec<std::ops::Range<usize>> {
-    let mut at = v.title.chars().count() + 1;
-    let mut ranges = Vec::with_capacity(a.paragraphs.len());
-    for p in &a.paragraphs {
-        let len = p.text.chars().count()
-            + p.items
-                .iter()
-                .map(|it| 1 + it.text.chars().count())
-                .sum::<usize>();
-        ranges.push(at..at + len);
-        at += len + 1;
-    }
-    ranges
-}
-
-/// The cache key of the late-chunked vector of 款 number `index` (0-based) of `passage`:
-/// distinct from the key of any text embedded on its own.
-pub fn late_key(passage: &str, index: usize) -> TextKey {
-    EmbeddingCache::key(&format!("\u{0}late chunk {index}\u{0}{passage}"))
-}
-
-/// Embeds `plan` ((passage, its 款 ranges) of articles whose passage or 款 vectors the
-/// cache lacks) by late chunking: one pass gives the article's vector (cached under its
-/// text's key, the same vector [`Embedder::embed`] gives) and its 款' (under
-/// [`late_key`]). Returns (passages embedded, tokens, passages the model could not read
-/// in one pass: they are embedded the usual way).
-fn fill_late<'t>(
-    encoder: &mut Encoder<'_>,
-    plan: &[(&'t str, &[std::ops::Range<usize>])],
-    observer: &dyn BuildObserver,
-) -> Result<(usize, usize, Vec<&'t str>), BuildError> {
-    let embedder = encoder.model;
-    let (mut embedded, mut tokens, mut refused) = (0, 0, Vec::new());
-    for (i, batch) in plan.chunks(BATCH).enumerate() {
-        let late = embedder
-            .embed_late(batch, TextKind::Passage)
-            .map_err(BuildError::Model)?;
-        let mut items = Vec::new();
-        for (&(text, _), vectors) in batch.iter().zip(late) {
-            let Some(vectors) = vectors else {
-                refused.push(text);
-                continue;
-            };
-            embedded += 1;
-            tokens += embedder.token_count(text, TextKind::Passage);
-            items.push((EmbeddingCache::key(text), vectors.whole));
-            for (n, v) in vectors.parts.into_iter().enumerate() {
-                items.push((late_key(text, n), v));
-            }
-        }
-        encoder.cache.insert(items)?;
-        observer.progress(((i + 1) * BATCH).min(plan.len()) as u64);
-    }
-    Ok((embedded, tokens, refused))
-}
-
 /// Embeds `missing` (texts the cache lacks, each once) in batches, caching each batch as
 /// it comes so an interrupted build loses little. Returns (texts, tokens) embedded.
 fn fill_cache(
@@ -173,20 +106,10 @@ fn fill_cache(
     stage: &str,
     observer: &dyn BuildObserver,
 ) -> Result<(usize, usize), BuildError> {
-    observer.stage(stage, Some(missing.len() as u64));
-    fill_cache_counted(encoder, missing, observer, 0)
-}
-
-/// [`fill_cache`] within a stage whose progress already stands at `done`.
-fn fill_cache_counted(
-    encoder: &mut Encoder<'_>,
-    missing: &[&str],
-    observer: &dyn BuildObserver,
-    done: u64,
-) -> Result<(usize, usize), BuildError> {
     let embedder = encoder.model;
+    observer.stage(stage, Some(missing.len() as u64));
     let mut tokens = 0;
-    for (i, batch) in missing.chunks(BATCH).enumerate() {
+    for (done, batch) in missing.chunks(BATCH).enumerate() {
         let vectors = embedder
             .embed(batch, TextKind::Passage)
             .map_err(BuildError::Model)?;
@@ -201,7 +124,7 @@ fn fill_cache_counted(
                 .zip(vectors)
                 .collect(),
         )?;
-        observer.progress(done + ((i + 1) * BATCH).min(missing.len()) as u64);
+        observer.progress(((done + 1) * BATCH).min(missing.len()) as u64);
     }
     Ok((missing.len(), tokens))
 }
@@ -239,75 +162,48 @@ pub fn cached_vectors(
     Ok(vectors)
 }
 
-/// Embeds what the cache lacks and writes the vector indexes (`incremental`: extending
-/// the previous build's when it can). With `late_paragraphs` (and a model that can) the
-/// 款 vectors of an article that fits one window come from the same pass as its own
-/// vector (late chunking), which halves what the encoder reads. Returns the report and,
-/// for every article in [`placed_articles`] order, the cache keys of its passages.
+/// Embeds what the cache lacks and writes the vector index (`incremental`: extending the
+/// previous build's when it can). Returns the report and, for
+/// every article in [`placed_articles`] order, the cache keys of its passages.
 pub fn embed_stage(
     writer: &BuildWriter,
     corpus: &Corpus,
     encoder: &mut Encoder<'_>,
     incremental: bool,
-    late_paragraphs: bool,
     observer: &dyn BuildObserver,
 ) -> Result<(EmbedReport, Vec<Vec<TextKey>>), BuildError> {
     let embedder = encoder.model;
-    let late_paragraphs = late_paragraphs && embedder.late_chunking();
     let mut report = EmbedReport {
         model_id: embedder.model_id().to_owned(),
         ..Default::default()
     };
-    // (article IRI, latest?, passage texts, their cache keys, 款 ranges when late-chunked)
+    // (article IRI, latest?, passage texts, their cache keys)
     let mut articles = Vec::new();
     for a in placed_articles(corpus) {
         let passages = article_passages(a.version, a.article, embedder);
         report.split_articles += (passages.len() > 1) as usize;
         let keys: Vec<TextKey> = passages.iter().map(|p| EmbeddingCache::key(p)).collect();
-        let late = (late_paragraphs
-            && a.latest
-            && passages.len() == 1
-            && has_paragraph_passages(a.article))
-        .then(|| paragraph_ranges(a.version, a.article));
-        articles.push((a.iri, a.latest, passages, keys, late));
+        articles.push((a.iri, a.latest, passages, keys));
     }
-    let mut late_missing: Vec<(&str, &[std::ops::Range<usize>])> = Vec::new();
-    let mut missing: Vec<(&str, TextKey)> = Vec::new();
-    let mut seen_late = std::collections::HashSet::new();
-    for (_, _, passages, keys, late) in &articles {
+    let mut missing: Vec<&str> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (_, _, passages, keys) in &articles {
         for (p, key) in passages.iter().zip(keys) {
             report.passages += 1;
-            let cached = encoder.cache.get(key).is_some();
-            report.from_cache += cached as usize;
-            match late {
-                Some(ranges) => {
-                    let complete = cached
-                        && (0..ranges.len()).all(|n| encoder.cache.get(&late_key(p, n)).is_some());
-                    if !complete && seen_late.insert(*key) {
-                        late_missing.push((p, ranges));
-                    }
-                }
-                None if !cached => missing.push((p, *key)),
-                None => {}
+            if encoder.cache.get(key).is_some() {
+                report.from_cache += 1;
+            } else if seen.insert(*key) {
+                missing.push(p);
             }
         }
     }
-    let mut seen = std::collections::HashSet::new();
-    missing.retain(|(_, k)| seen.insert(*k) && !seen_late.contains(k));
-    observer.stage("embed", Some((late_missing.len() + missing.len()) as u64));
-    let (embedded, tokens, refused) = fill_late(encoder, &late_missing, observer)?;
+    let (embedded, tokens) = fill_cache(encoder, &missing, "embed", observer)?;
     report.embedded = embedded;
     report.tokens_embedded = tokens;
-    let mut missing: Vec<&str> = missing.into_iter().map(|(t, _)| t).collect();
-    missing.extend(refused);
-    let (embedded, tokens) =
-        fill_cache_counted(encoder, &missing, observer, late_missing.len() as u64)?;
-    report.embedded += embedded;
-    report.tokens_embedded += tokens;
     observer.stage("vectors", None);
     let mut index = writer.vector_index_writer(embedder.model_id(), embedder.dim());
     let mut keys_per_article = Vec::with_capacity(articles.len());
-    for (iri, latest, _, keys, _) in articles {
+    for (iri, latest, _, keys) in articles {
         let vectors = keys
             .iter()
             .map(|k| {
@@ -320,58 +216,28 @@ pub fn embed_stage(
     }
     let previous = writer.previous_vectors_dir().filter(|_| incremental);
     report.index = index.finish(previous.as_deref())?;
-    paragraph_stage(
-        writer,
-        corpus,
-        encoder,
-        incremental,
-        late_paragraphs,
-        observer,
-        &mut report,
-    )?;
+    paragraph_stage(writer, corpus, encoder, incremental, observer, &mut report)?;
     Ok((report, keys_per_article))
 }
 
-/// Writes the index of the 款 passages of the current articles: late-chunked vectors
-/// where the article's pass made them, the others embedded on their own.
+/// Embeds the 款 passages of the current articles into their own index.
 fn paragraph_stage(
     writer: &BuildWriter,
     corpus: &Corpus,
     encoder: &mut Encoder<'_>,
     incremental: bool,
-    late_paragraphs: bool,
     observer: &dyn BuildObserver,
     report: &mut EmbedReport,
 ) -> Result<(), BuildError> {
     let embedder = encoder.model;
-    // (paragraph IRI, text to embed on its own, the key its vector is cached under)
-    let mut passages: Vec<(String, String, TextKey)> = Vec::new();
-    for a in placed_articles(corpus).filter(|a| a.latest) {
-        let own = paragraph_passages(a.version, a.article, &a.iri);
-        let whole = late_paragraphs
-            .then(|| article_passages(a.version, a.article, embedder))
-            .filter(|p| p.len() == 1 && !own.is_empty());
-        let late_keys: Option<Vec<TextKey>> = whole.and_then(|p| {
-            let keys: Vec<TextKey> = (0..own.len()).map(|n| late_key(&p[0], n)).collect();
-            keys.iter()
-                .all(|k| encoder.cache.get(k).is_some())
-                .then_some(keys)
-        });
-        match late_keys {
-            Some(keys) => {
-                report.paragraphs_late += keys.len();
-                passages.extend(
-                    own.into_iter()
-                        .zip(keys)
-                        .map(|((iri, text), k)| (iri, text, k)),
-                );
-            }
-            None => passages.extend(own.into_iter().map(|(iri, text)| {
-                let key = EmbeddingCache::key(&text);
-                (iri, text, key)
-            })),
-        }
-    }
+    let passages: Vec<(String, String, TextKey)> = placed_articles(corpus)
+        .filter(|a| a.latest)
+        .flat_map(|a| paragraph_passages(a.version, a.article, &a.iri))
+        .map(|(iri, text)| {
+            let key = EmbeddingCache::key(&text);
+            (iri, text, key)
+        })
+        .collect();
     let mut seen = std::collections::HashSet::new();
     let missing: Vec<&str> = passages
         .iter()

@@ -70,9 +70,6 @@ pub struct BuildOptions {
     /// Share of new or changed articles past which the domains are clustered again
     /// (below it new articles join their nearest topic).
     pub recluster_share: f64,
-    /// 款 vectors by late chunking: pooled from the article's own pass when it fits the
-    /// model's window (the default); false embeds every 款 on its own.
-    pub late_paragraphs: bool,
 }
 
 /// What a build did, printed by `coal build` and stored with the build.
@@ -528,14 +525,8 @@ async fn write(
         add_secs(&mut seconds, "bm25", t);
         if let Some(encoder) = encoder.as_mut() {
             let t = Instant::now();
-            let (report, passage_keys) = embed::embed_stage(
-                writer,
-                corpus,
-                encoder,
-                opts.incremental,
-                opts.late_paragraphs,
-                observer,
-            )?;
+            let (report, passage_keys) =
+                embed::embed_stage(writer, corpus, encoder, opts.incremental, observer)?;
             embed_report = Some(report);
             add_secs(&mut seconds, "embed", t);
             let t = Instant::now();

@@ -1,8 +1,5 @@
 //! What the build and the query side need from an embedding model.
 
-use std::ops::Range;
-
-use crate::e5::LateVectors;
 use crate::{E5Encoder, ModelError, TextKind};
 
 pub trait Embedder: Send + Sync {
@@ -15,21 +12,6 @@ pub trait Embedder: Send + Sync {
     fn token_count(&self, text: &str, kind: TextKind) -> usize;
     /// L2-normalized vectors, one per text.
     fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>, ModelError>;
-    /// Can [`Embedder::embed_late`] read texts in one pass (it has the token states)?
-    fn late_chunking(&self) -> bool {
-        false
-    }
-    /// Late chunking (see [`E5Encoder::embed_late`]): each text's embedding and one per
-    /// range of it (chars), read in one pass over the whole text; `None` for a text the
-    /// model cannot read in one pass. Models without token states (an HTTP endpoint)
-    /// return `None` for every text, and the caller embeds the parts on their own.
-    fn embed_late(
-        &self,
-        texts: &[(&str, &[Range<usize>])],
-        _kind: TextKind,
-    ) -> Result<Vec<Option<LateVectors>>, ModelError> {
-        Ok(texts.iter().map(|_| None).collect())
-    }
 }
 
 /// The local e5 encoder with its model id.
@@ -57,18 +39,6 @@ impl Embedder for LocalE5 {
 
     fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>, ModelError> {
         Ok(self.encoder.embed(texts, kind))
-    }
-
-    fn late_chunking(&self) -> bool {
-        true
-    }
-
-    fn embed_late(
-        &self,
-        texts: &[(&str, &[Range<usize>])],
-        kind: TextKind,
-    ) -> Result<Vec<Option<LateVectors>>, ModelError> {
-        Ok(self.encoder.embed_late(texts, kind))
     }
 }
 

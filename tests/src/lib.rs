@@ -50,7 +50,6 @@ pub fn build_store(profile_path: PathBuf, structure_only: bool) -> BuiltStore {
         structure_only,
         incremental: true,
         recluster_share: kg_build::domains::RECLUSTER_SHARE,
-        late_paragraphs: true,
     };
     let rt = tokio::runtime::Runtime::new().unwrap();
     let summary = rt
@@ -99,7 +98,6 @@ pub fn build_files(
         structure_only: false,
         incremental: true,
         recluster_share: kg_build::domains::RECLUSTER_SHARE,
-        late_paragraphs: true,
     };
     tokio::runtime::Runtime::new()
         .unwrap()

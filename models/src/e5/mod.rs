@@ -77,19 +77,6 @@ fn par_add_layernorm(
     }
 }
 
-/// What [`E5Encoder::embed_late`] gives for one text: its own L2-normalized embedding
-/// and one for each of its ranges.
-#[derive(Debug, Clone)]
-pub struct LateVectors {
-    pub whole: Vec<f32>,
-    pub parts: Vec<Vec<f32>>,
-}
-
-fn normalized(v: &[f32]) -> Vec<f32> {
-    let norm = v.iter().map(|x| x * x).sum::<f32>().max(1e-12).sqrt();
-    v.iter().map(|x| x / norm).collect()
-}
-
 /// A 4-bit weight matrix (its byte offset in the file) with its bias, and the same
 /// weights repacked for the VNNI kernel when the CPU has one.
 struct Linear {
@@ -235,10 +222,8 @@ impl E5Encoder {
         let contents: Vec<Vec<u32>> = texts.par_iter().map(|t| self.tokenize(t, kind)).collect();
         // (text, content range) of every window
         let mut windows = Vec::new();
-        let mut single = vec![true; texts.len()];
         for (i, c) in contents.iter().enumerate() {
             let n = c.len().div_ceil(wmax).max(1);
-            single[i] = n == 1;
             for w in 0..n {
                 windows.push((i, w * wmax, ((w + 1) * wmax).min(c.len())));
             }
@@ -266,14 +251,9 @@ impl E5Encoder {
                 ids.push(self.tokenizer.eos);
                 segments.push((start, ids.len()));
             }
-            let means = self.forward(&ids, &segments, &segments);
+            let means = self.forward(&ids, &segments);
             for (s, &(i, a, b)) in windows[w0..w1].iter().enumerate() {
-                // One window: weight 1, so the vector is its mean as `embed_late` gives it.
-                let weight = if single[i] {
-                    1.0
-                } else {
-                    (b - a).max(1) as f32
-                };
+                let weight = (b - a).max(1) as f32;
                 for (acc, v) in sums[i].iter_mut().zip(&means[s * h..(s + 1) * h]) {
                     *acc += weight * v;
                 }
@@ -284,93 +264,13 @@ impl E5Encoder {
         sums.into_iter()
             .zip(weights)
             .map(|(mut v, w)| {
-                if w != 1.0 {
-                    let inv = if w > 0.0 { (1.0 / w) as f32 } else { 1.0 };
-                    v.iter_mut().for_each(|x| *x *= inv);
-                }
-                normalized(&v)
+                let inv = if w > 0.0 { (1.0 / w) as f32 } else { 1.0 };
+                v.iter_mut().for_each(|x| *x *= inv);
+                let norm = v.iter().map(|x| x * x).sum::<f32>().max(1e-12).sqrt();
+                v.iter_mut().for_each(|x| *x /= norm);
+                v
             })
             .collect()
-    }
-
-    /// Late chunking: each text that fits one window is encoded once, and besides its
-    /// embedding (exactly what [`E5Encoder::embed`] gives) yields one vector per range of
-    /// it (in chars of the text): the mean of the final hidden states of the tokens that
-    /// start inside the range, so each part is read in the context of the whole text.
-    /// `None` for a text longer than the window (its parts need embedding on their own).
-    pub fn embed_late(
-        &self,
-        texts: &[(&str, &[std::ops::Range<usize>])],
-        kind: TextKind,
-    ) -> Vec<Option<LateVectors>> {
-        self.pool.install(|| self.embed_late_in_pool(texts, kind))
-    }
-
-    fn embed_late_in_pool(
-        &self,
-        texts: &[(&str, &[std::ops::Range<usize>])],
-        kind: TextKind,
-    ) -> Vec<Option<LateVectors>> {
-        let h = self.cfg.hidden;
-        let prefix = kind.prefix().chars().count();
-        let tokenized: Vec<(Vec<u32>, Vec<usize>)> = texts
-            .par_iter()
-            .map(|(t, _)| {
-                self.tokenizer
-                    .encode_with_starts(&format!("{}{t}", kind.prefix()))
-            })
-            .collect();
-        let fits: Vec<usize> = (0..texts.len())
-            .filter(|&i| tokenized[i].0.len() <= self.window_tokens())
-            .collect();
-        let mut out: Vec<Option<LateVectors>> = (0..texts.len()).map(|_| None).collect();
-        let mut next = 0;
-        while next < fits.len() {
-            let mut ids = Vec::new();
-            let mut segments = Vec::new();
-            // (text, pools of this text: the whole segment first, then each range)
-            let mut pools = Vec::new();
-            let mut owners = Vec::new();
-            while next < fits.len() {
-                let i = fits[next];
-                let (content, starts) = &tokenized[i];
-                if !segments.is_empty() && ids.len() + content.len() + 2 > CHUNK_TOKENS {
-                    break;
-                }
-                let start = ids.len();
-                ids.push(self.tokenizer.bos);
-                ids.extend_from_slice(content);
-                ids.push(self.tokenizer.eos);
-                segments.push((start, ids.len()));
-                pools.push((start, ids.len()));
-                for r in texts[i].1 {
-                    // content token j sits at start + 1 + j
-                    let first = starts.partition_point(|&c| c < r.start + prefix);
-                    let end = starts.partition_point(|&c| c < r.end + prefix);
-                    pools.push((start + 1 + first, start + 1 + end.max(first)));
-                }
-                owners.push(i);
-                next += 1;
-            }
-            let means = self.forward(&ids, &segments, &pools);
-            let mut at = 0;
-            for i in owners {
-                let whole = normalized(&means[at * h..(at + 1) * h]);
-                let parts = (0..texts[i].1.len())
-                    .map(|r| {
-                        let (a, b) = pools[at + 1 + r];
-                        if a == b {
-                            whole.clone()
-                        } else {
-                            normalized(&means[(at + 1 + r) * h..(at + 2 + r) * h])
-                        }
-                    })
-                    .collect();
-                at += 1 + texts[i].1.len();
-                out[i] = Some(LateVectors { whole, parts });
-            }
-        }
-        out
     }
 
     /// `x·Wᵀ + b` for every token, token-parallel: each worker takes a run of tokens.
@@ -416,14 +316,9 @@ impl E5Encoder {
         ctx
     }
 
-    /// Runs the encoder over concatenated segments (attention never crosses one); returns
-    /// the mean (not yet normalized) of the final hidden states over each range of `pools`.
-    fn forward(
-        &self,
-        ids: &[u32],
-        segments: &[(usize, usize)],
-        pools: &[(usize, usize)],
-    ) -> Vec<f32> {
+    /// Runs the encoder over concatenated segments; returns each segment's mean-pooled
+    /// (not yet normalized) hidden state.
+    fn forward(&self, ids: &[u32], segments: &[(usize, usize)]) -> Vec<f32> {
         let Config {
             hidden: h,
             ffn: ff,
@@ -474,15 +369,15 @@ impl E5Encoder {
             par_add_layernorm(&mut x, Some(&fo), &layer.out_ln.0, &layer.out_ln.1, h, eps);
         }
 
-        let mut out = vec![0f32; pools.len() * h];
-        for (s, &(a, b)) in pools.iter().enumerate() {
+        let mut out = vec![0f32; segments.len() * h];
+        for (s, &(a, b)) in segments.iter().enumerate() {
             let o = &mut out[s * h..(s + 1) * h];
             for t in a..b {
                 for (acc, v) in o.iter_mut().zip(&x[t * h..(t + 1) * h]) {
                     *acc += v;
                 }
             }
-            let inv = 1.0 / (b - a).max(1) as f32;
+            let inv = 1.0 / (b - a) as f32;
             o.iter_mut().for_each(|v| *v *= inv);
         }
         out

@@ -49,38 +49,25 @@ impl Tokenizer {
 
     /// Content token ids (no `<s>`/`</s>`) of `text`, exactly as the reference engine.
     pub fn encode(&self, text: &str) -> Vec<u32> {
-        self.encode_with_starts(text).0
-    }
-
-    /// [`Tokenizer::encode`] with, for each token, the index (in chars of `text`) of the
-    /// first character it covers, so that a range of the text can be mapped to its tokens.
-    pub fn encode_with_starts(&self, text: &str) -> (Vec<u32>, Vec<usize>) {
-        // 1. normalization map, per code point; `origin` keeps each one's input char
-        let mut cps: Vec<(char, usize)> = Vec::with_capacity(text.len());
-        for (at, c) in text.chars().enumerate() {
+        // 1. normalization map, per code point
+        let mut cps: Vec<char> = Vec::with_capacity(text.len());
+        for c in text.chars() {
             match self.normalization.get(&(c as u32)) {
-                Some(out) => cps.extend(
-                    out.iter()
-                        .filter_map(|&u| char::from_u32(u))
-                        .map(|u| (u, at)),
-                ),
-                None => cps.push((c, at)),
+                Some(out) => cps.extend(out.iter().filter_map(|&u| char::from_u32(u))),
+                None => cps.push(c),
             }
         }
         // 2. collapse runs of ASCII spaces
-        cps.dedup_by(|b, a| a.0 == ' ' && b.0 == ' ');
+        cps.dedup_by(|b, a| *a == ' ' && *b == ' ');
         // 3. metaspace: a leading ▁ unless the text starts with a space; spaces become ▁
         let mut buf = String::with_capacity(cps.len() * 3 + 3);
         let mut starts = Vec::with_capacity(cps.len() + 2);
-        let mut origin = Vec::with_capacity(cps.len() + 2);
-        if cps.first().map(|c| c.0) != Some(' ') {
+        if cps.first() != Some(&' ') {
             starts.push(0);
-            origin.push(0);
             buf.push(METASPACE);
         }
-        for &(c, at) in &cps {
+        for &c in &cps {
             starts.push(buf.len());
-            origin.push(at);
             buf.push(if c == ' ' { METASPACE } else { c });
         }
         starts.push(buf.len());
@@ -121,7 +108,6 @@ impl Tokenizer {
             }
         }
         let mut out = Vec::new();
-        let mut out_starts = Vec::new();
         let mut i = n;
         while i > 0 {
             out.push(if piece[i] == u32::MAX {
@@ -129,11 +115,9 @@ impl Tokenizer {
             } else {
                 piece[i]
             });
-            out_starts.push(origin[from[i]]);
             i = from[i];
         }
         out.reverse();
-        out_starts.reverse();
-        (out, out_starts)
+        out
     }
 }
