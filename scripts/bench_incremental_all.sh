@@ -2,7 +2,7 @@
 # The whole LawRefBook folder built (every index but the embeddings; EMBED=1: with them,
 # and so with the domains), then rebuilt after one law changed: a copy of the corpus as a
 # tree of links, with 劳动合同法's file a real copy whose 第一条 is reworded. Prints both
-# builds' stage times and peak memory.
+# builds' stage times and peak memory (each build's whole output in WORK_DIR/builds.log).
 #   [VERIFY=1] [EMBED=1] scripts/bench_incremental_all.sh COAL CORPUS [WORK_DIR]
 set -euo pipefail
 coal=$1
@@ -12,7 +12,7 @@ changed="社会法/劳动合同法(2012-12-28).md"
 rm -rf "$work"
 mkdir -p "$work"
 cp -rs "$corpus/." "$work/corpus/"
-report() { grep -E "^build |reused|embeddings:|款 passages|domains:|time:|Maximum resident|Elapsed"; }
+report() { tee -a "$work/builds.log" | grep -E "^build |reused|embeddings:|款 passages|domains:|time:|Maximum resident|Elapsed"; }
 embed=--no-embeddings
 [ "${EMBED:-0}" = 1 ] && embed=
 echo "== full build"

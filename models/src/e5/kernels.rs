@@ -143,23 +143,34 @@ fn quantize_body(x: &[f32], cols: usize) -> QuantizedActs {
     let mut q = vec![0i8; x.len()];
     let mut d = vec![0f32; rows * nb];
     let mut s = vec![0i32; rows * nb];
-    for blk in 0..rows * nb {
-        let xs = &x[blk * QK..(blk + 1) * QK];
-        let amax = xs.iter().fold(0f32, |m, v| m.max(v.abs()));
-        let dd = amax / 127.0;
-        let id = if dd > 0.0 { 1.0 / dd } else { 0.0 };
-        let mut sum = 0i32;
-        for (j, &v) in xs.iter().enumerate() {
+    // Whole blocks zipped (no index arithmetic) and the maximum in independent lanes: the
+    // shapes LLVM vectorizes. The maximum of exact values is the same in any order.
+    for (((xs, qs), dd), sum) in x
+        .chunks_exact(QK)
+        .zip(q.chunks_exact_mut(QK))
+        .zip(d.iter_mut())
+        .zip(s.iter_mut())
+    {
+        let mut lanes = [0f32; 16];
+        for half in xs.chunks_exact(16) {
+            for (m, v) in lanes.iter_mut().zip(half) {
+                *m = m.max(v.abs());
+            }
+        }
+        let amax = lanes.iter().fold(0f32, |m, &v| m.max(v));
+        *dd = amax / 127.0;
+        let id = if *dd > 0.0 { 1.0 / *dd } else { 0.0 };
+        let mut acc = [0i32; QK];
+        for ((out, &v), a) in qs.iter_mut().zip(xs).zip(acc.iter_mut()) {
             // Round half to even like C's lrintf: adding 1.5·2^23 leaves the integer part
             // in the mantissa (|v·id| <= 127 here, far inside the trick's range).
             // The integer is read from the mantissa bits, so the loop stays vectorized.
             const MAGIC: f32 = 12_582_912.0;
             let r = (((v * id) + MAGIC).to_bits() as i32 - MAGIC.to_bits() as i32).clamp(-128, 127);
-            q[blk * QK + j] = r as i8;
-            sum += r;
+            *out = r as i8;
+            *a = r;
         }
-        d[blk] = dd;
-        s[blk] = sum;
+        *sum = acc.iter().sum();
     }
     QuantizedActs { q, d, s, cols }
 }
@@ -808,34 +819,55 @@ fn attend_head_body<const KB: usize>(
     for i in 0..l {
         softmax_body(&mut scores[i * lk..i * lk + l]);
     }
+    // The weighted sum of `v`, QB query rows at a time (their scores rows are padded to
+    // lq, so a short last group reads zeros and its extra sums are dropped); each row of
+    // `v` is read in place and used for all QB rows.
     let mut out = vec![0f32; l * D];
-    let mut i = 0;
-    while i < l {
-        let pair = (l - i).min(2);
-        let mut acc = [[0f32; D]; 2];
+    for i0 in (0..l).step_by(QB) {
+        let mut acc = [[0f32; D]; QB];
         for s in 0..l {
-            let vr = row(v, s);
-            for r in 0..2 {
-                // Row i+1 of a lone last row reads row i's scores; its sum is discarded.
-                let p = scores[(i + r.min(pair - 1)) * lk + s];
+            let vr: &[f32; D] = v[s * stride + offset..][..D].try_into().unwrap();
+            for (r, a) in acc.iter_mut().enumerate() {
+                let p = scores[(i0 + r) * lk + s];
                 for d in 0..D {
-                    acc[r][d] = p.mul_add(vr[d], acc[r][d]);
+                    a[d] = p.mul_add(vr[d], a[d]);
                 }
             }
         }
-        for r in 0..pair {
-            out[(i + r) * D..(i + r + 1) * D].copy_from_slice(&acc[r]);
+        for (r, a) in acc.iter().enumerate().take(l - i0) {
+            out[(i0 + r) * D..(i0 + r + 1) * D].copy_from_slice(a);
         }
-        i += pair;
     }
     out
 }
 
+/// Softmax in place. The maximum and the sum run in 16 independent lanes: a plain fold
+/// is one dependent scalar chain (4 cycles an element), which cost more than the scores.
 #[inline(always)]
 fn softmax_body(xs: &mut [f32]) {
-    let mx = xs.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+    const LANES: usize = 16;
+    let mut m = [f32::NEG_INFINITY; LANES];
+    let chunks = xs.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for (a, v) in m.iter_mut().zip(c) {
+            *a = a.max(*v);
+        }
+    }
+    let mx = m
+        .iter()
+        .chain(tail)
+        .fold(f32::NEG_INFINITY, |a, &v| a.max(v));
     xs.iter_mut().for_each(|x| *x = exp(*x - mx));
-    let inv = 1.0 / xs.iter().sum::<f32>();
+    let mut acc = [0f32; LANES];
+    let chunks = xs.chunks_exact(LANES);
+    let tail: f32 = chunks.remainder().iter().sum();
+    for c in chunks {
+        for (a, v) in acc.iter_mut().zip(c) {
+            *a += v;
+        }
+    }
+    let inv = 1.0 / (acc.iter().sum::<f32>() + tail);
     xs.iter_mut().for_each(|x| *x *= inv);
 }
 
@@ -867,14 +899,20 @@ pub fn erf(x: f32) -> f32 {
 #[inline(always)]
 pub fn exp(x: f32) -> f32 {
     let x = x.clamp(-87.0, 88.0);
-    let n = (x * std::f32::consts::LOG2_E + 12_582_912.0) - 12_582_912.0;
+    // n = round(x·log2 e) as a float and as the integer in the mantissa of the shifted
+    // sum (|n| <= 127, where the float's spacing is 1): `n as i32` would saturate lane by
+    // lane and keep the loop scalar.
+    const MAGIC: f32 = 12_582_912.0;
+    let shifted = x * std::f32::consts::LOG2_E + MAGIC;
+    let n = shifted - MAGIC;
+    let ni = shifted.to_bits() as i32 - MAGIC.to_bits() as i32;
     let r = x - n * 0.693_145_75 - n * 1.428_606_8e-6;
     let p = 1.0
         + r * (1.0
             + r * (0.5
                 + r * (0.166_666_67
                     + r * (0.041_666_41 + r * (0.008_333_452 + r * 0.001_393_921_5)))));
-    p * f32::from_bits(((n as i32 + 127) as u32) << 23)
+    p * f32::from_bits(((ni + 127) as u32) << 23)
 }
 
 /// Dot product with eight independent accumulators, so it vectorizes.
@@ -1183,6 +1221,38 @@ mod tests {
         let parts =
             QuantizedActs::concat(vec![quantize(&x[..128], 64), quantize(&x[128..], 64)], 64);
         assert_eq!((parts.q, parts.d, parts.s), (whole.q, whole.d, whole.s));
+    }
+
+    #[test]
+    fn quantization_is_the_reference_engines_per_block_rounding() {
+        // Block by block as the C engine does it: scale amax/127, lrintf of v/scale.
+        let x: Vec<f32> = (0..4 * 64)
+            .map(|i| ((i * 53 % 97) as f32 - 48.5) / 3.0 + if i % 17 == 0 { 0.5 } else { 0.0 })
+            .collect();
+        let got = quantize(&x, 64);
+        for (b, xs) in x.chunks(QK).enumerate() {
+            let amax = xs.iter().fold(0f32, |m, v| m.max(v.abs()));
+            let d = amax / 127.0;
+            assert_eq!(got.d[b], d);
+            let q: Vec<i8> = xs
+                .iter()
+                .map(|v| ((v * (1.0 / d)).round_ties_even() as i32).clamp(-128, 127) as i8)
+                .collect();
+            assert_eq!(&got.q[b * QK..(b + 1) * QK], q.as_slice(), "block {b}");
+            assert_eq!(got.s[b], q.iter().map(|&v| v as i32).sum::<i32>());
+        }
+    }
+
+    #[test]
+    fn the_fast_exp_needs_no_saturating_conversion() {
+        // The integer part read from the mantissa is the rounded exponent at both ends of
+        // the clamp and everywhere between.
+        for i in -870..=880 {
+            let x = i as f32 / 10.0;
+            let want = libm::expf(x.clamp(-87.0, 88.0));
+            assert!((exp(x) - want).abs() <= 2e-6 * want, "{x}");
+        }
+        assert!(exp(-1000.0) > 0.0 && exp(1000.0).is_finite());
     }
 
     #[test]
