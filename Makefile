@@ -7,7 +7,7 @@ PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction extraction-sample-unseen fit-rerank fit-graph calibrate calibrate-folds routing-analysis graph-weights-grid eval-retrieval eval-retrieval-all fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction extraction-sample-unseen fit-rerank fit-graph calibrate calibrate-folds routing-analysis graph-weights-grid eval-retrieval eval-retrieval-all eval-all fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -294,6 +294,20 @@ eval-retrieval-all: coal model
 	@echo "eval profile ($(EVAL_STORE))"
 	$(COAL) eval retrieval --bm25-only --store $(EVAL_STORE) $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl)
 
+# Every retriever and the answers (routed and every forced tier) on the four dev sets
+# against the whole LawRefBook folder built with embeddings (`make bench-incremental-all
+# EMBED=1` leaves one in ALL_STORE), then against the eval profile's store; then
+# question -> context latency per tier on both (`coal bench ask`, 150 questions a set).
+eval-all: coal model
+	test -f $(ALL_STORE)/CURRENT || $(COAL) build --corpus $(CORPUS) --store $(ALL_STORE) >/dev/null
+	test -f $(EVAL_STORE)/CURRENT || $(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	for store in $(ALL_STORE) $(EVAL_STORE); do \
+		echo "== $$store"; \
+		$(COAL) eval retrieval --store $$store $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl) && \
+		$(COAL) eval answer --store $$store --variants routed,tier1,tier2,tier3,tier4 \
+			$(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl) && \
+		$(COAL) bench ask --store $$store $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl) --limit 150 || exit 1; \
+	done
 # The fusion and re-ranking variants behind tier 2's re-ranking, Recall@10 on three dev
 # sets from the candidate lists `coal eval retrieval --dump` writes (python3, stdlib only).
 fusion-experiments: coal model
