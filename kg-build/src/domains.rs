@@ -355,8 +355,13 @@ fn cluster_sampled(vectors: &[Vec<f32>], sample_size: usize) -> Clustering {
     if vectors.len() <= sample_size {
         return cluster_all(vectors);
     }
+    let mut order: Vec<usize> = (0..vectors.len()).collect();
     let mut rng = rand::rngs::StdRng::seed_from_u64(SEED + 2);
-    let mut sample = rand::seq::index::sample(&mut rng, vectors.len(), sample_size).into_vec();
+    for i in (1..order.len()).rev() {
+        let j = rng.random_range(0..=i);
+        order.swap(i, j);
+    }
+    let mut sample = order[..sample_size].to_vec();
     sample.sort_unstable();
     let sampled: Vec<Vec<f32>> = sample.iter().map(|&i| vectors[i].clone()).collect();
     let fitted = cluster_all(&sampled);
