@@ -155,12 +155,12 @@ bench-e5-reference: coal model
 # The engine on the dev questions: start-up, question → context latency, tiers, types.
 bench-ask: coal model
 	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
-	$(COAL) bench ask --store $(EVAL_STORE) $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl) --limit 150
+	$(COAL) bench ask --store $(EVAL_STORE) $(EVAL_SET_ARGS) --limit 150
 
 # Answers on the four dev sets, routed and under every ablation, as a Markdown table.
 eval-answer: coal model
 	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
-	$(COAL) eval answer --store $(EVAL_STORE) $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl)
+	$(COAL) eval answer --store $(EVAL_STORE) $(EVAL_SET_ARGS)
 
 # Tier 2's learned re-ranking, fitted on lecoqa.dev + lawbench-3-8.dev from the method's
 # defaults: Recall@10 on held-out halves against the hand weights; the model goes to
@@ -277,9 +277,10 @@ bench-graph: coal model
 # Retrieval evaluation on the eval profile (the four dev sets), as a Markdown table.
 EVAL_STORE ?= /tmp/coal-eval-store
 EVAL_SETS  ?= lecoqa.dev lawbench-3-8.dev lawbench-1-1.dev sociallawqa.dev
+EVAL_SET_ARGS = $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl)
 eval-retrieval: coal model
 	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
-	$(COAL) eval retrieval --store $(EVAL_STORE) $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl)
+	$(COAL) eval retrieval --store $(EVAL_STORE) $(EVAL_SET_ARGS)
 
 # Lexical retrieval at whole-corpus scale next to the eval profile: BM25 and bigram BM25
 # on the four dev sets against the whole LawRefBook folder (built without embeddings
@@ -290,9 +291,9 @@ eval-retrieval-all: coal model
 	test -f $(ALL_STORE)/CURRENT || $(COAL) build --no-embeddings --corpus $(CORPUS) --store $(ALL_STORE) >/dev/null
 	test -f $(EVAL_STORE)/CURRENT || $(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
 	@echo "whole corpus ($(ALL_STORE))"
-	$(COAL) eval retrieval --bm25-only --store $(ALL_STORE) $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl)
+	$(COAL) eval retrieval --bm25-only --store $(ALL_STORE) $(EVAL_SET_ARGS)
 	@echo "eval profile ($(EVAL_STORE))"
-	$(COAL) eval retrieval --bm25-only --store $(EVAL_STORE) $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl)
+	$(COAL) eval retrieval --bm25-only --store $(EVAL_STORE) $(EVAL_SET_ARGS)
 
 # Every retriever and the answers (routed and every forced tier) on the four dev sets
 # against the whole LawRefBook folder built with embeddings (`make bench-incremental-all
@@ -303,10 +304,10 @@ eval-all: coal model
 	test -f $(EVAL_STORE)/CURRENT || $(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
 	for store in $(ALL_STORE) $(EVAL_STORE); do \
 		echo "== $$store"; \
-		$(COAL) eval retrieval --store $$store $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl) && \
+		$(COAL) eval retrieval --store $$store $(EVAL_SET_ARGS) && \
 		$(COAL) eval answer --store $$store --variants routed,tier1,tier2,tier3,tier4 \
-			$(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl) && \
-		$(COAL) bench ask --store $$store $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl) --limit 150 || exit 1; \
+			$(EVAL_SET_ARGS) && \
+		$(COAL) bench ask --store $$store $(EVAL_SET_ARGS) --limit 150 || exit 1; \
 	done
 # The fusion and re-ranking variants behind tier 2's re-ranking, Recall@10 on three dev
 # sets from the candidate lists `coal eval retrieval --dump` writes (python3, stdlib only).
