@@ -6,8 +6,11 @@ CORPUS  ?= $(SHARED)/corpus/lawrefbook
 PROFILE ?= $(SHARED)/corpus/profiles/social16.txt
 STORE   ?= store
 COAL    := target/debug/coal
+# The eval profile (214 laws) and the store most evaluation targets build it into.
+EVAL_PROFILE = $(SHARED)/corpus/profiles/eval.txt
+BUILD_EVAL_STORE = $(COAL) build --corpus $(CORPUS) --profile $(EVAL_PROFILE) --store $(EVAL_STORE) >/dev/null
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction extraction-sample-unseen fit-rerank fit-graph calibrate calibrate-folds routing-analysis graph-weights-grid eval-retrieval eval-retrieval-all eval-all fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction extraction-sample-unseen fit-rerank fit-graph calibrate calibrate-folds routing-analysis graph-weights-grid eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -112,7 +115,7 @@ fusion-sample: coal
 # stage times and peak memory.
 bench-build-eval: coal model
 	rm -rf /tmp/coal-bench-eval-store
-	/usr/bin/time -v $(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt \
+	/usr/bin/time -v $(COAL) build --corpus $(CORPUS) --profile $(EVAL_PROFILE) \
 		--store /tmp/coal-bench-eval-store 2>&1 | \
 		grep -E "build |files read|graph:|embed|fusion:|time:|Maximum resident|Elapsed"
 
@@ -122,9 +125,9 @@ bench-build-eval: coal model
 # rebuilt with 公司法 2018 replaced by 公司法 2023; prints the second build's wall time,
 # what it reused, and the disk use per build version. Compare with `make bench-build-eval`.
 bench-incremental: coal model
-	$(COAL) build --from-scratch --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	$(COAL) build --from-scratch --corpus $(CORPUS) --profile $(EVAL_PROFILE) --store $(EVAL_STORE) >/dev/null
 	$(COAL) gc --keep 1 --store $(EVAL_STORE)
-	sed 's#民法商法/公司法(2018-10-26).md#民法商法/公司法(2023-12-29).md#' $(SHARED)/corpus/profiles/eval.txt > /tmp/coal-eval-replaced.txt
+	sed 's#民法商法/公司法(2018-10-26).md#民法商法/公司法(2023-12-29).md#' $(EVAL_PROFILE) > /tmp/coal-eval-replaced.txt
 	/usr/bin/time -f "incremental rebuild: %e s wall, peak %M KB" $(COAL) build --corpus $(CORPUS) \
 		--profile /tmp/coal-eval-replaced.txt --store $(EVAL_STORE) 2>&1 | grep -E "time:|wall|reused|embeddings"
 	$(COAL) builds --store $(EVAL_STORE)
@@ -154,19 +157,19 @@ bench-e5-reference: coal model
 
 # The engine on the dev questions: start-up, question → context latency, tiers, types.
 bench-ask: coal model
-	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	$(BUILD_EVAL_STORE)
 	$(COAL) bench ask --store $(EVAL_STORE) $(EVAL_SET_ARGS) --limit 150
 
 # Answers on the four dev sets, routed and under every ablation, as a Markdown table.
 eval-answer: coal model
-	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	$(BUILD_EVAL_STORE)
 	$(COAL) eval answer --store $(EVAL_STORE) $(EVAL_SET_ARGS)
 
 # Tier 2's learned re-ranking, fitted on lecoqa.dev + lawbench-3-8.dev from the method's
 # defaults: Recall@10 on held-out halves against the hand weights; the model goes to
 # /tmp/coal-rerank.toml (a whole [method] table), which `make calibrate` starts from.
 fit-rerank: coal model
-	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	$(BUILD_EVAL_STORE)
 	rm -f /tmp/coal-rerank.toml
 	$(COAL) fit-rerank --store $(EVAL_STORE) --set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl \
 		--config /dev/null --write /tmp/coal-rerank.toml
@@ -191,21 +194,21 @@ calibrate: fit-rerank
 # Routing that generalises: calibrate on the even items of lecoqa.dev + lawbench-3-8.dev,
 # report on the odd ones and the other way round (nothing is written).
 calibrate-folds: coal model
-	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	$(BUILD_EVAL_STORE)
 	$(COAL) calibrate --two-folds --store $(EVAL_STORE) --set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl
 
 # What the routing has to work with under coal.toml's context bounds: forced F1 per tier,
 # ties, the oracle router, and how the routing signals correlate with the tier that wins
 # (scripts/routing_analysis.py over `coal calibrate --observations`).
 routing-analysis: coal model
-	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	$(BUILD_EVAL_STORE)
 	$(COAL) calibrate --store $(EVAL_STORE) --set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl \
 		--observations /tmp/coal-observations.jsonl >/dev/null
 	python3 scripts/routing_analysis.py --observations /tmp/coal-observations.jsonl --config coal.toml
 
 # Tier 3's weights on a 3x2x2 grid (forced tier 3 on lecoqa.dev and lawbench-3-8.dev).
 graph-weights-grid: coal model
-	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	$(BUILD_EVAL_STORE)
 	scripts/graph_weights_grid.sh $(COAL) $(EVAL_STORE) $(SHARED)
 
 # The paper's own setting: the 16 social-law statutes, and the items of lawbench-3-8.dev and
@@ -262,13 +265,13 @@ extraction-sample-unseen: coal model
 # `coal serve` under load (wrk, loopback): /api/ask and a typical /query at 1, 8 and 32
 # connections, then 32 for 60 s; requests/s, p50/p99 and errors.
 bench-serve: coal model
-	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	$(BUILD_EVAL_STORE)
 	scripts/bench_serve.sh $(COAL) $(EVAL_STORE) $(SHARED)/eval/lecoqa.dev.jsonl
 
 # The query side's statute graph: nodes, edges, memory and load time on the eval profile
 # and on the whole corpus (built without embeddings, which the graph does not need).
 bench-graph: coal model
-	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	$(BUILD_EVAL_STORE)
 	$(COAL) graph --store $(EVAL_STORE)
 	/usr/bin/time -f "whole corpus, no embeddings: %e s wall, peak %M KB" $(COAL) build --no-embeddings \
 		--corpus $(CORPUS) --store /tmp/coal-bench-graph-store 2>&1 | grep -E "statute_graph|wall"
@@ -279,7 +282,7 @@ EVAL_STORE ?= /tmp/coal-eval-store
 EVAL_SETS  ?= lecoqa.dev lawbench-3-8.dev lawbench-1-1.dev sociallawqa.dev
 EVAL_SET_ARGS = $(foreach s,$(EVAL_SETS),--set $(SHARED)/eval/$(s).jsonl)
 eval-retrieval: coal model
-	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	$(BUILD_EVAL_STORE)
 	$(COAL) eval retrieval --store $(EVAL_STORE) $(EVAL_SET_ARGS)
 
 # Lexical retrieval at whole-corpus scale next to the eval profile: BM25 and bigram BM25
@@ -289,7 +292,7 @@ eval-retrieval: coal model
 ALL_STORE ?= /tmp/coal-bench-incremental-all/store
 eval-retrieval-all: coal model
 	test -f $(ALL_STORE)/CURRENT || $(COAL) build --no-embeddings --corpus $(CORPUS) --store $(ALL_STORE) >/dev/null
-	test -f $(EVAL_STORE)/CURRENT || $(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	test -f $(EVAL_STORE)/CURRENT || $(BUILD_EVAL_STORE)
 	@echo "whole corpus ($(ALL_STORE))"
 	$(COAL) eval retrieval --bm25-only --store $(ALL_STORE) $(EVAL_SET_ARGS)
 	@echo "eval profile ($(EVAL_STORE))"
@@ -301,7 +304,7 @@ eval-retrieval-all: coal model
 # question -> context latency per tier on both (`coal bench ask`, 150 questions a set).
 eval-all: coal model
 	test -f $(ALL_STORE)/CURRENT || $(COAL) build --corpus $(CORPUS) --store $(ALL_STORE) >/dev/null
-	test -f $(EVAL_STORE)/CURRENT || $(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	test -f $(EVAL_STORE)/CURRENT || $(BUILD_EVAL_STORE)
 	for store in $(ALL_STORE) $(EVAL_STORE); do \
 		echo "== $$store"; \
 		$(COAL) eval retrieval --store $$store $(EVAL_SET_ARGS) && \
@@ -309,10 +312,25 @@ eval-all: coal model
 			$(EVAL_SET_ARGS) && \
 		$(COAL) bench ask --store $$store $(EVAL_SET_ARGS) --limit 150 || exit 1; \
 	done
+# Article vectors: each article's own text embedded against the mean of its 款 passages'
+# (the default, which embeds no text twice), by dense/hybrid retrieval and the routed and
+# tier-3 answers on the eval profile. One store: the second build takes the 款 vectors
+# from the first's embedding cache.
+eval-article-vectors: coal model
+	for mode in whole paragraph-mean; do \
+		echo "== --article-vectors $$mode"; \
+		$(COAL) build --article-vectors $$mode --corpus $(CORPUS) \
+			--profile $(EVAL_PROFILE) --store $(EVAL_STORE) \
+			| grep -E "embeddings:|article vectors|time:" && \
+		$(COAL) eval retrieval --store $(EVAL_STORE) $(EVAL_SET_ARGS) && \
+		$(COAL) eval answer --store $(EVAL_STORE) --variants routed,tier3 $(EVAL_SET_ARGS) \
+			|| exit 1; \
+	done
+
 # The fusion and re-ranking variants behind tier 2's re-ranking, Recall@10 on three dev
 # sets from the candidate lists `coal eval retrieval --dump` writes (python3, stdlib only).
 fusion-experiments: coal model
-	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/eval.txt --store $(EVAL_STORE) >/dev/null
+	$(BUILD_EVAL_STORE)
 	$(COAL) eval retrieval --store $(EVAL_STORE) --dump /tmp/coal-candidates.jsonl \
 		$(foreach s,lecoqa.dev lawbench-3-8.dev sociallawqa.dev,--set $(SHARED)/eval/$(s).jsonl) >/dev/null
 	python3 scripts/fusion_experiments.py --dump /tmp/coal-candidates.jsonl --store $(EVAL_STORE)

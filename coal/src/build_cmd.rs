@@ -193,6 +193,12 @@ fn print_embeddings(e: &kg_build::EmbedReport) {
         i.inserted,
         i.retired
     );
+    if e.paragraph_mean_articles > 0 {
+        println!(
+            "  article vectors: {} articles with several 款 take the mean of their 款 passages' vectors",
+            e.paragraph_mean_articles
+        );
+    }
     let p = &e.paragraph_index;
     println!(
         "  款 passages: {} ({} embedded now); paragraph index {}: {} reused, {} inserted, {} retired",

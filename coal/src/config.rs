@@ -147,6 +147,10 @@ pub struct BuildArgs {
     /// again; below it new articles join their nearest topic.
     #[arg(long, default_value_t = kg_build::domains::RECLUSTER_SHARE, value_name = "SHARE")]
     pub recluster_share: f64,
+    /// How an article with several 款 gets its vector: the mean of its 款 passages'
+    /// (embedded for the 款 index anyway) or its own text embedded again.
+    #[arg(long, value_enum, default_value_t = ArticleVectorsArg::ParagraphMean)]
+    pub article_vectors: ArticleVectorsArg,
     #[command(flatten)]
     pub model: ModelArgs,
     /// Print the summary as JSON on stdout.
@@ -234,10 +238,20 @@ impl BuildArgs {
                 structure_only: self.structure_only,
                 incremental: !self.from_scratch,
                 recluster_share: self.recluster_share,
+                article_vectors: match self.article_vectors {
+                    ArticleVectorsArg::Whole => kg_build::ArticleVectors::Whole,
+                    ArticleVectorsArg::ParagraphMean => kg_build::ArticleVectors::ParagraphMean,
+                },
             },
             self.json,
         ))
     }
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+pub enum ArticleVectorsArg {
+    Whole,
+    ParagraphMean,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]

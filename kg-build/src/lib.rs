@@ -26,7 +26,7 @@ use kg_store::{ArticleRow, LawRow, LawVersionRow};
 use rayon::prelude::*;
 use serde::Serialize;
 
-pub use embed::{EmbedReport, article_passages};
+pub use embed::{ArticleVectors, EmbedReport, article_passages};
 pub use rdf::{GraphCounts, division_iris, law_iris, text_hash};
 
 #[derive(Debug, thiserror::Error)]
@@ -70,6 +70,8 @@ pub struct BuildOptions {
     /// Share of new or changed articles past which the domains are clustered again
     /// (below it new articles join their nearest topic).
     pub recluster_share: f64,
+    /// How an article with several 款 gets its vector.
+    pub article_vectors: embed::ArticleVectors,
 }
 
 /// What a build did, printed by `coal build` and stored with the build.
@@ -525,8 +527,14 @@ async fn write(
         add_secs(&mut seconds, "bm25", t);
         if let Some(encoder) = encoder.as_mut() {
             let t = Instant::now();
-            let (report, passage_keys) =
-                embed::embed_stage(writer, corpus, encoder, opts.incremental, observer)?;
+            let (report, passage_keys) = embed::embed_stage(
+                writer,
+                corpus,
+                encoder,
+                opts.article_vectors,
+                opts.incremental,
+                observer,
+            )?;
             embed_report = Some(report);
             add_secs(&mut seconds, "embed", t);
             let t = Instant::now();

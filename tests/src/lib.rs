@@ -50,6 +50,7 @@ pub fn build_store(profile_path: PathBuf, structure_only: bool) -> BuiltStore {
         structure_only,
         incremental: true,
         recluster_share: kg_build::domains::RECLUSTER_SHARE,
+        article_vectors: kg_build::ArticleVectors::default(),
     };
     let rt = tokio::runtime::Runtime::new().unwrap();
     let summary = rt
@@ -88,22 +89,38 @@ pub fn build_files(
     embedder: Option<&dyn coal_models::Embedder>,
 ) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("profile.txt");
+    build_files_into(
+        dir.path(),
+        files,
+        embedder,
+        kg_build::ArticleVectors::default(),
+    );
+    dir
+}
+
+/// Builds the LawRefBook `files` into `dir/store` (incrementally over what it holds).
+pub fn build_files_into(
+    dir: &std::path::Path,
+    files: &[&str],
+    embedder: Option<&dyn coal_models::Embedder>,
+    article_vectors: kg_build::ArticleVectors,
+) -> kg_build::BuildSummary {
+    let profile = dir.join("profile.txt");
     std::fs::write(&profile, files.join("\n")).unwrap();
     let opts = kg_build::BuildOptions {
         corpus: coal_corpus::CorpusSpec::folder(lawrefbook()).with_profile(profile),
-        store: dir.path().join("store"),
+        store: dir.join("store"),
         db_url: None,
         strict: false,
         structure_only: false,
         incremental: true,
         recluster_share: kg_build::domains::RECLUSTER_SHARE,
+        article_vectors,
     };
     tokio::runtime::Runtime::new()
         .unwrap()
         .block_on(kg_build::build(&opts, embedder, &kg_build::Quiet))
-        .unwrap();
-    dir
+        .unwrap()
 }
 
 /// A SELECT query's rows: literals as their value, IRIs whole, unbound as "".
