@@ -312,12 +312,12 @@ eval-all: coal model
 			$(EVAL_SET_ARGS) && \
 		$(COAL) bench ask --store $$store $(EVAL_SET_ARGS) --limit 150 || exit 1; \
 	done
-# Article vectors: each article's own text embedded against the mean of its 款 passages'
-# (the default, which embeds no text twice), by dense/hybrid retrieval and the routed and
-# tier-3 answers on the eval profile. One store: the second build takes the 款 vectors
+# Article vectors: each article's own text embedded against its 款 passages' vectors (the
+# default, which embeds no text twice), by every retriever and the routed and tier-3
+# answers on the eval profile. One store: the second build takes the 款 vectors
 # from the first's embedding cache.
 eval-article-vectors: coal model
-	for mode in whole paragraph-mean; do \
+	for mode in whole paragraphs; do \
 		echo "== --article-vectors $$mode"; \
 		$(COAL) build --article-vectors $$mode --corpus $(CORPUS) \
 			--profile $(EVAL_PROFILE) --store $(EVAL_STORE) \

@@ -193,10 +193,10 @@ fn print_embeddings(e: &kg_build::EmbedReport) {
         i.inserted,
         i.retired
     );
-    if e.paragraph_mean_articles > 0 {
+    if e.paragraph_vector_articles > 0 {
         println!(
-            "  article vectors: {} articles with several 款 take the mean of their 款 passages' vectors",
-            e.paragraph_mean_articles
+            "  article vectors: {} articles with several 款 are found by their 款 passages' vectors",
+            e.paragraph_vector_articles
         );
     }
     let p = &e.paragraph_index;

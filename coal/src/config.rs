@@ -147,9 +147,10 @@ pub struct BuildArgs {
     /// again; below it new articles join their nearest topic.
     #[arg(long, default_value_t = kg_build::domains::RECLUSTER_SHARE, value_name = "SHARE")]
     pub recluster_share: f64,
-    /// How an article with several 款 gets its vector: the mean of its 款 passages'
-    /// (embedded for the 款 index anyway) or its own text embedded again.
-    #[arg(long, value_enum, default_value_t = ArticleVectorsArg::ParagraphMean)]
+    /// How an article with several 款 gets its vectors: its 款 passages' (embedded for
+    /// the 款 index anyway; the article is as near as its nearest 款) or its own text
+    /// embedded again.
+    #[arg(long, value_enum, default_value_t = ArticleVectorsArg::Paragraphs)]
     pub article_vectors: ArticleVectorsArg,
     #[command(flatten)]
     pub model: ModelArgs,
@@ -240,7 +241,7 @@ impl BuildArgs {
                 recluster_share: self.recluster_share,
                 article_vectors: match self.article_vectors {
                     ArticleVectorsArg::Whole => kg_build::ArticleVectors::Whole,
-                    ArticleVectorsArg::ParagraphMean => kg_build::ArticleVectors::ParagraphMean,
+                    ArticleVectorsArg::Paragraphs => kg_build::ArticleVectors::Paragraphs,
                 },
             },
             self.json,
@@ -251,7 +252,7 @@ impl BuildArgs {
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
 pub enum ArticleVectorsArg {
     Whole,
-    ParagraphMean,
+    Paragraphs,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]

@@ -1,5 +1,5 @@
-//! Article vectors as the mean of their 款 passages' (the default) against the article's
-//! own text embedded again: fewer tokens, the same articles found. Real model, real law.
+//! Articles found by their 款 passages' vectors (the default) against the article's own
+//! text embedded again: fewer tokens, the same articles found. Real model, real law.
 
 use coal_models::{Embedder, TextKind};
 use kg_build::ArticleVectors;
@@ -42,20 +42,20 @@ fn found_in_top3(store: &Store, e5: &dyn Embedder, probes: &[(String, String)]) 
 }
 
 #[test]
-fn articles_with_several_paragraphs_take_their_paragraphs_mean_and_are_found_as_well() {
+fn articles_with_several_paragraphs_are_found_by_their_paragraphs_for_fewer_tokens() {
     let e5 = model();
-    let (whole_dir, mean_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (whole_dir, paragraph_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let whole =
         coal_tests::build_files_into(whole_dir.path(), LAW, Some(&e5), ArticleVectors::Whole);
-    let mean = coal_tests::build_files_into(
-        mean_dir.path(),
+    let by_paragraph = coal_tests::build_files_into(
+        paragraph_dir.path(),
         LAW,
         Some(&e5),
-        ArticleVectors::ParagraphMean,
+        ArticleVectors::Paragraphs,
     );
-    let (w, m) = (whole.embeddings.unwrap(), mean.embeddings.unwrap());
-    assert_eq!(w.paragraph_mean_articles, 0);
-    assert!(m.paragraph_mean_articles >= 30, "{m:?}");
+    let (w, m) = (whole.embeddings.unwrap(), by_paragraph.embeddings.unwrap());
+    assert_eq!(w.paragraph_vector_articles, 0);
+    assert!(m.paragraph_vector_articles >= 30, "{m:?}");
     // The 款 passages are embedded once, for both indexes: no article text twice.
     assert!(
         (m.tokens_embedded as f64) < 0.8 * w.tokens_embedded as f64,
@@ -64,11 +64,27 @@ fn articles_with_several_paragraphs_take_their_paragraphs_mean_and_are_found_as_
         w.tokens_embedded
     );
     assert_eq!(m.paragraph_passages, w.paragraph_passages);
+    // Every passage is a vector of its article's: its 款' for those with several.
+    let vectors = |dir: &tempfile::TempDir| {
+        Store::open(dir.path().join("store"), false)
+            .unwrap()
+            .vector_index()
+            .unwrap()
+            .vector_count()
+    };
+    assert_eq!(vectors(&paragraph_dir), m.passages);
+    assert!(
+        m.passages > w.passages + 30,
+        "{} vs {}",
+        m.passages,
+        w.passages
+    );
 
-    let probes = second_paragraphs(&Store::open(mean_dir.path().join("store"), false).unwrap());
+    let probes =
+        second_paragraphs(&Store::open(paragraph_dir.path().join("store"), false).unwrap());
     assert!(probes.len() >= 30, "{}", probes.len());
-    let by_mean = found_in_top3(
-        &Store::open(mean_dir.path().join("store"), false).unwrap(),
+    let by_paragraphs = found_in_top3(
+        &Store::open(paragraph_dir.path().join("store"), false).unwrap(),
         &e5,
         &probes,
     );
@@ -79,20 +95,20 @@ fn articles_with_several_paragraphs_take_their_paragraphs_mean_and_are_found_as_
     );
     let n = probes.len();
     assert!(
-        by_mean * 10 >= n * 8,
-        "{by_mean} of {n} (whole text: {by_whole})"
+        by_paragraphs * 10 >= n * 8,
+        "{by_paragraphs} of {n} (whole text: {by_whole})"
     );
     assert!(
-        by_mean + n / 20 >= by_whole,
-        "{by_mean} vs {by_whole} of {n}"
+        by_paragraphs + n / 20 >= by_whole,
+        "{by_paragraphs} vs {by_whole} of {n}"
     );
 
-    // A rebuild of the unchanged law takes every vector, the means included, from the cache.
+    // A rebuild of the unchanged law takes every vector from the cache.
     let again = coal_tests::build_files_into(
-        mean_dir.path(),
+        paragraph_dir.path(),
         LAW,
         Some(&e5),
-        ArticleVectors::ParagraphMean,
+        ArticleVectors::Paragraphs,
     )
     .embeddings
     .unwrap();
