@@ -668,7 +668,8 @@ mod tests {
             pure as f64 / members.len() as f64
         };
         let (fit, joined) = (purity(&sample), purity(&outside));
-        // Over 100 runs the fit's purity ranged .67-.90 and the joined articles' was 1.0.
+        // The fit's bar is loose (chance is about .5 with this many topics); the joined
+        // articles' is tight, because the nearest centroid of a pure group is its own.
         assert!(fit > 0.6, "the sampled fit separates the groups: {fit}");
         assert!(joined >= 0.95, "joined {joined} (fitted {fit})");
         assert!(nmi(&c.topic, &truth) > 0.4);

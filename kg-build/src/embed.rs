@@ -172,9 +172,8 @@ pub enum ArticleVectors {
     /// Its own text, embedded (window by window when long).
     Whole,
     /// Its 款 passages' vectors, so the article is as near as its nearest 款. Those
-    /// passages are embedded for the 款 index anyway, so no text is embedded twice (a
-    /// third fewer tokens on the eval profile) and dense search finds more
-    /// (`make eval-article-vectors`).
+    /// passages are embedded for the 款 index anyway, so no text is embedded twice, and
+    /// dense search finds more (`make eval-article-vectors`).
     #[default]
     Paragraphs,
 }
