@@ -302,9 +302,13 @@ eval-retrieval-all: coal model
 # against the whole LawRefBook folder built with embeddings (`make bench-incremental-all
 # EMBED=1` leaves one in ALL_STORE), then against the eval profile's store; then
 # question -> context latency per tier on both (`coal bench ask`, 150 questions a set).
+# A new eval-profile store starts from a copy of the whole store's embedding cache (keyed
+# by model and text, so it holds every eval-profile passage): nothing is embedded twice.
 eval-all: coal model
 	test -f $(ALL_STORE)/CURRENT || $(COAL) build --corpus $(CORPUS) --store $(ALL_STORE) >/dev/null
-	test -f $(EVAL_STORE)/CURRENT || $(BUILD_EVAL_STORE)
+	test -f $(EVAL_STORE)/CURRENT || { mkdir -p $(EVAL_STORE)/cache && \
+		{ cp -n $(ALL_STORE)/cache/embeddings-*.bin $(EVAL_STORE)/cache/ 2>/dev/null || true; } && \
+		$(BUILD_EVAL_STORE); }
 	for store in $(ALL_STORE) $(EVAL_STORE); do \
 		echo "== $$store"; \
 		$(COAL) eval retrieval --store $$store $(EVAL_SET_ARGS) && \

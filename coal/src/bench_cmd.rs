@@ -29,11 +29,30 @@ pub fn encoder(args: BenchEncoderArgs) -> anyhow::Result<()> {
         .iter()
         .map(|t| enc.token_count(t, TextKind::Passage))
         .sum();
-    let t = Instant::now();
-    for chunk in refs.chunks(64) {
-        enc.embed(chunk, TextKind::Passage);
+    anyhow::ensure!(
+        args.batch.iter().all(|&b| b > 0) && args.passes > 0,
+        "--batch sizes and --passes must be at least 1"
+    );
+    let threads = if args.model.threads == 0 {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    } else {
+        args.model.threads
+    };
+    let mut rows = Vec::new();
+    for &batch in &args.batch {
+        let mut secs = Vec::new();
+        for _ in 0..args.passes {
+            let t = Instant::now();
+            for chunk in refs.chunks(batch) {
+                enc.embed(chunk, TextKind::Passage);
+            }
+            secs.push(t.elapsed().as_secs_f64());
+        }
+        secs.sort_by(f64::total_cmp);
+        rows.push((batch, quantile(&secs, 0.5)));
     }
-    let secs = t.elapsed().as_secs_f64();
     let questions = [
         "用人单位解除劳动合同需要支付经济补偿吗？",
         "交通事故责任如何认定",
@@ -53,21 +72,19 @@ pub fn encoder(args: BenchEncoderArgs) -> anyhow::Result<()> {
         path.display(),
         load.as_secs_f64()
     );
-    println!(
-        "passages: {} articles, {} tokens in {:.1} s: {:.0} tokens/s, {:.1} articles/s ({} threads)",
-        refs.len(),
-        tokens,
-        secs,
-        tokens as f64 / secs,
-        refs.len() as f64 / secs,
-        if args.model.threads == 0 {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        } else {
-            args.model.threads
-        }
-    );
+    for (batch, secs) in rows {
+        println!(
+            "passages: {} articles, {} tokens in {:.1} s: {:.0} tokens/s, {:.1} articles/s ({} threads, {} per call, median of {})",
+            refs.len(),
+            tokens,
+            secs,
+            tokens as f64 / secs,
+            refs.len() as f64 / secs,
+            threads,
+            batch,
+            args.passes
+        );
+    }
     println!(
         "one question: p50 {:.1} ms, p95 {:.1} ms over {} runs",
         quantile(&lat, 0.5),

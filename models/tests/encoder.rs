@@ -130,3 +130,31 @@ fn a_text_longer_than_the_window_is_embedded_in_windows() {
     )[0];
     assert!(cosine(v, short) > 0.9);
 }
+
+/// A batch runs as several forward passes side by side (one per worker); each text must
+/// get the vector it gets alone, in one pass over every worker.
+#[test]
+fn a_batch_split_into_passes_side_by_side_embeds_each_text_as_alone() {
+    let two = E5Encoder::load(&model_path(), &EncoderOptions { threads: 2 }).unwrap();
+    let base = "用人单位与劳动者协商一致，可以解除劳动合同。";
+    let texts: Vec<String> = (0..40)
+        .map(|i| match i % 3 {
+            0 => format!("{base}第{i}条"),
+            1 => base.repeat(1 + i % 7),
+            // longer than the window: several windows, which may fall into two passes
+            _ => base.repeat(30 + i),
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(|t| t.as_str()).collect();
+    let batch = two.embed(&refs, TextKind::Passage);
+    assert_eq!(batch.len(), texts.len());
+    for (t, v) in refs.iter().zip(&batch) {
+        let alone = &two.embed(&[t], TextKind::Passage)[0];
+        let diff = v
+            .iter()
+            .zip(alone)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(diff < 1e-5, "{t}: differs by {diff}");
+    }
+}
