@@ -41,17 +41,19 @@ pub fn encoder(args: BenchEncoderArgs) -> anyhow::Result<()> {
         args.model.threads
     };
     let mut rows = Vec::new();
-    for &batch in &args.batch {
-        let mut secs = Vec::new();
-        for _ in 0..args.passes {
-            let t = Instant::now();
-            for chunk in refs.chunks(batch) {
-                enc.embed(chunk, TextKind::Passage);
+    for &layout in &args.layout {
+        for &batch in &args.batch {
+            let mut secs = Vec::new();
+            for _ in 0..args.passes {
+                let t = Instant::now();
+                for chunk in refs.chunks(batch) {
+                    enc.embed_with(chunk, TextKind::Passage, layout.into());
+                }
+                secs.push(t.elapsed().as_secs_f64());
             }
-            secs.push(t.elapsed().as_secs_f64());
+            secs.sort_by(f64::total_cmp);
+            rows.push((layout, batch, quantile(&secs, 0.5)));
         }
-        secs.sort_by(f64::total_cmp);
-        rows.push((batch, quantile(&secs, 0.5)));
     }
     let questions = [
         "用人单位解除劳动合同需要支付经济补偿吗？",
@@ -72,9 +74,9 @@ pub fn encoder(args: BenchEncoderArgs) -> anyhow::Result<()> {
         path.display(),
         load.as_secs_f64()
     );
-    for (batch, secs) in rows {
+    for (layout, batch, secs) in rows {
         println!(
-            "passages: {} articles, {} tokens in {:.1} s: {:.0} tokens/s, {:.1} articles/s ({} threads, {} per call, median of {})",
+            "passages: {} articles, {} tokens in {:.1} s: {:.0} tokens/s, {:.1} articles/s ({} threads, {} per call, passes {layout:?}, median of {})",
             refs.len(),
             tokens,
             secs,

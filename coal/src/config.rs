@@ -722,8 +722,29 @@ pub struct BenchEncoderArgs {
     /// Passes over the texts per batch size (the row reports their median).
     #[arg(long, default_value_t = 1)]
     pub passes: usize,
+    /// How each call's forward passes use the cores, one row each (comma-separated):
+    /// side-by-side (one pass per core, the default) or split (each pass over all cores).
+    #[arg(long, value_delimiter = ',', default_value = "side-by-side")]
+    pub layout: Vec<LayoutArg>,
     #[command(flatten)]
     pub model: ModelArgs,
+}
+
+/// `--layout` of `coal bench encoder` (mirrors `coal_models::PassLayout`, which knows
+/// nothing of clap).
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum LayoutArg {
+    SideBySide,
+    Split,
+}
+
+impl From<LayoutArg> for coal_models::PassLayout {
+    fn from(l: LayoutArg) -> Self {
+        match l {
+            LayoutArg::SideBySide => coal_models::PassLayout::SideBySide,
+            LayoutArg::Split => coal_models::PassLayout::Split,
+        }
+    }
 }
 
 #[derive(Args, Debug)]

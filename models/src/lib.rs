@@ -17,7 +17,7 @@ pub mod openai;
 mod settings;
 
 pub use chat::{ChatConfig, ChatModel, ChatTotals, OpenAiChat};
-pub use e5::{E5Encoder, EncoderOptions, TextKind};
+pub use e5::{E5Encoder, EncoderOptions, PassLayout, TextKind};
 pub use embedder::{Embedder, LocalE5, load_default_e5};
 pub use error::ModelError;
 #[cfg(feature = "local-llm")]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use coal_models::model_file::{E5_SHA256, verify};
-use coal_models::{E5Encoder, EncoderOptions, TextKind};
+use coal_models::{E5Encoder, EncoderOptions, PassLayout, TextKind};
 
 fn model_path() -> PathBuf {
     std::env::var_os("COAL_MODEL")
@@ -132,7 +132,8 @@ fn a_text_longer_than_the_window_is_embedded_in_windows() {
 }
 
 /// A batch runs as several forward passes side by side (one per worker); each text must
-/// get the vector it gets alone, in one pass over every worker.
+/// get the vector it gets alone, and the one it gets when each pass is split over every
+/// worker instead.
 #[test]
 fn a_batch_split_into_passes_side_by_side_embeds_each_text_as_alone() {
     let two = E5Encoder::load(&model_path(), &EncoderOptions { threads: 2 }).unwrap();
@@ -147,14 +148,17 @@ fn a_batch_split_into_passes_side_by_side_embeds_each_text_as_alone() {
         .collect();
     let refs: Vec<&str> = texts.iter().map(|t| t.as_str()).collect();
     let batch = two.embed(&refs, TextKind::Passage);
+    let split = two.embed_with(&refs, TextKind::Passage, PassLayout::Split);
     assert_eq!(batch.len(), texts.len());
-    for (t, v) in refs.iter().zip(&batch) {
+    let max_diff = |a: &[f32], b: &[f32]| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0f32, f32::max)
+    };
+    for ((t, v), s) in refs.iter().zip(&batch).zip(&split) {
         let alone = &two.embed(&[t], TextKind::Passage)[0];
-        let diff = v
-            .iter()
-            .zip(alone)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0f32, f32::max);
-        assert!(diff < 1e-5, "{t}: differs by {diff}");
+        assert!(max_diff(v, alone) < 1e-5, "{t}: differs from alone");
+        assert!(max_diff(v, s) < 1e-5, "{t}: differs from split passes");
     }
 }

@@ -104,6 +104,15 @@ struct Layer {
     out_ln: (Vec<f32>, Vec<f32>),
 }
 
+/// How [`E5Encoder::embed_with`] spreads a batch's forward passes over the workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PassLayout {
+    /// One pass per worker at a time, each on one core (the default).
+    SideBySide,
+    /// One pass at a time, each split over every worker (the layout before 2026-12-03).
+    Split,
+}
+
 /// The windows (`(text, from, to)` content ranges) in forward passes of at most
 /// [`CHUNK_TOKENS`] ([`SIDE_BY_SIDE_PASS_TOKENS`] with several workers), and at least one
 /// pass per worker when there are enough windows, so
@@ -258,6 +267,12 @@ impl E5Encoder {
     /// window by window and the windows' mean-pooled vectors are averaged, weighted by
     /// their token counts (the reference engine's rule).
     pub fn embed(&self, texts: &[&str], kind: TextKind) -> Vec<Vec<f32>> {
+        self.embed_with(texts, kind, PassLayout::SideBySide)
+    }
+
+    /// [`Self::embed`] with the forward passes laid out as `layout` says (the vectors are
+    /// the same; `coal bench encoder --layout` compares the speed).
+    pub fn embed_with(&self, texts: &[&str], kind: TextKind, layout: PassLayout) -> Vec<Vec<f32>> {
         let h = self.cfg.hidden;
         let wmax = self.window_tokens();
         let contents: Vec<Vec<u32>> = self
@@ -271,7 +286,11 @@ impl E5Encoder {
                 windows.push((i, w * wmax, ((w + 1) * wmax).min(c.len())));
             }
         }
-        let chunks = plan_passes(&windows, self.solo.len());
+        let workers = match layout {
+            PassLayout::SideBySide => self.solo.len(),
+            PassLayout::Split => 1,
+        };
+        let chunks = plan_passes(&windows, workers);
         let pass = |range: &std::ops::Range<usize>| {
             let mut ids = Vec::new();
             let mut segments = Vec::with_capacity(range.len());
@@ -284,7 +303,7 @@ impl E5Encoder {
             }
             self.forward(&ids, &segments)
         };
-        let means: Vec<Vec<f32>> = if chunks.len() > 1 && self.solo.len() > 1 {
+        let means: Vec<Vec<f32>> = if chunks.len() > 1 && workers > 1 {
             self.side_by_side(&chunks, pass)
         } else {
             self.pool.install(|| chunks.iter().map(pass).collect())
