@@ -43,10 +43,11 @@ pub struct EncoderOptions {
 /// Tokens per forward pass at most, so long batches run in bounded memory.
 const CHUNK_TOKENS: usize = 16_384;
 
-/// Tokens per forward pass at most when passes run side by side: with 64 articles a call,
-/// 512 embedded 4,121 and 4,079 tokens/s, 2,048 3,819 and 3,874, 16,384 3,819 and 4,065
-/// (`coal bench encoder --articles 800 --passes 3`, interleaved; small passes keep a
-/// pass's activations in cache and let the last passes even out the workers).
+/// Tokens per forward pass at most when passes run side by side. Small passes keep a
+/// pass's activations in cache and let the last passes even out the workers; 512 was a
+/// little ahead of 2,048 and 16,384 when tried once with a temporary knob (4,079-4,121
+/// tokens/s against 3,819-4,065, 64 articles a call), within this machine's noise, so
+/// change it only with a rerun of `coal bench encoder --passes 3` on either side.
 const SIDE_BY_SIDE_PASS_TOKENS: usize = 512;
 
 /// Tokens per parallel task of the row-wise stages (quantization, layer norm): on one
@@ -116,10 +117,10 @@ pub enum PassLayout {
 /// The windows (`(text, from, to)` content ranges) in forward passes of at most
 /// [`CHUNK_TOKENS`] ([`SIDE_BY_SIDE_PASS_TOKENS`] with several workers), and at least one
 /// pass per worker when there are enough windows, so
-/// that [`E5Encoder::embed`] can run the passes side by side: on this 2-core machine two
-/// single-threaded passes at once embedded 4,371 tokens/s against 2,906 for one pass
-/// split over both cores, which waits at every stage for its slowest piece (`coal bench
-/// encoder --threads 1`, twice at once, against `--threads 2`). A window's vector does not
+/// that [`E5Encoder::embed`] can run the passes side by side: on this 2-core machine that
+/// embedded 5,604 and 5,398 tokens/s against 3,518 and 3,159 for one pass at a time split
+/// over both cores, which waits at every stage for its slowest piece (`coal bench encoder
+/// --articles 800 --passes 3 --layout side-by-side,split,split,side-by-side`). A window's vector does not
 /// depend on the pass it is in: nothing in a pass mixes its segments.
 fn plan_passes(windows: &[(usize, usize, usize)], workers: usize) -> Vec<std::ops::Range<usize>> {
     let len = |w: &(usize, usize, usize)| w.2 - w.1 + 2;
