@@ -12,7 +12,7 @@ changed="社会法/劳动合同法(2012-12-28).md"
 rm -rf "$work"
 mkdir -p "$work"
 cp -rs "$corpus/." "$work/corpus/"
-report() { tee -a "$work/builds.log" | grep -E "^build |reused|embeddings:|款 passages|domains:|time:|Maximum resident|Elapsed"; }
+report() { tee -a "$work/builds.log" | grep -E "^build |reused|embeddings:|款 passages|vector index written|domains:|time:|Maximum resident|Elapsed"; }
 embed=--no-embeddings
 [ "${EMBED:-0}" = 1 ] && embed=
 echo "== full build"

@@ -199,16 +199,22 @@ fn print_embeddings(e: &kg_build::EmbedReport) {
             e.paragraph_vector_articles
         );
     }
-    let p = &e.paragraph_index;
-    println!(
-        "  款 passages: {} ({} embedded now); paragraph index {}: {} reused, {} inserted, {} retired",
-        e.paragraph_passages,
-        e.paragraphs_embedded,
-        if p.extended { "extended" } else { "built anew" },
-        p.reused,
-        p.inserted,
-        p.retired
-    );
+    match &e.paragraph_index {
+        Some(p) => println!(
+            "  款 passages: {} ({} embedded now); paragraph index {}: {} reused, {} inserted, {} retired",
+            e.paragraph_passages,
+            e.paragraphs_embedded,
+            if p.extended { "extended" } else { "built anew" },
+            p.reused,
+            p.inserted,
+            p.retired
+        ),
+        None => println!(
+            "  款 passages: {}, searched in the article index",
+            e.paragraph_passages
+        ),
+    }
+    println!("  vector index written in {:.1}s", e.index_seconds);
 }
 
 fn print_fusion(f: &kg_build::fusion::FusionReport) {

@@ -3,7 +3,7 @@
 //! topic clusters, topic clusters into domains. Fixed seeds, so a build is repeatable.
 //! Each cluster is labelled by its most distinctive words.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use hnsw_rs::prelude::*;
 use linfa::prelude::*;
@@ -179,8 +179,11 @@ fn knn(vectors: &[Vec<f32>], k: usize) -> (ndarray17::Array2<u32>, ndarray17::Ar
     hnsw.parallel_insert(&data);
     let mut idx = ndarray17::Array2::<u32>::zeros((n, k));
     let mut dist = ndarray17::Array2::<f32>::zeros((n, k));
-    for (i, v) in vectors.iter().enumerate() {
-        let res = hnsw.search(v, k, 64);
+    let found: Vec<Vec<Neighbour>> = {
+        use rayon::prelude::*;
+        vectors.par_iter().map(|v| hnsw.search(v, k, 64)).collect()
+    };
+    for (i, res) in found.iter().enumerate() {
         for j in 0..k {
             let (id, d) = res
                 .get(j)
@@ -308,13 +311,21 @@ fn best_gmm(
     ks: &[usize],
     min_per_component: usize,
 ) -> (Vec<usize>, Vec<(usize, f64)>) {
+    use rayon::prelude::*;
+    let candidates: Vec<usize> = ks
+        .iter()
+        .copied()
+        .filter(|&k| k * min_per_component <= points.len())
+        .collect();
+    // Each fit is seeded on its own, so fitting them side by side changes no result.
+    let fits: Vec<_> = candidates
+        .par_iter()
+        .map(|&k| (k, gmm(points, k)))
+        .collect();
     let mut tried = Vec::new();
     let mut best: Option<(f64, Vec<usize>)> = None;
-    for &k in ks
-        .iter()
-        .filter(|&&k| k * min_per_component <= points.len())
-    {
-        if let Some((labels, bic)) = gmm(points, k) {
+    for (k, fit) in fits {
+        if let Some((labels, bic)) = fit {
             tried.push((k, bic));
             if best.as_ref().is_none_or(|(b, _)| bic < *b) {
                 best = Some((bic, labels));
@@ -490,21 +501,70 @@ pub fn shuffled(labels: &[usize]) -> Vec<usize> {
     v
 }
 
-/// The most distinctive words of each cluster (jieba words of 2+ characters, term
-/// frequency in the cluster × log inverse cluster frequency), top `n`, joined by ·.
+/// The `n` most distinctive words of each cluster (tf·idf over the clusters), joined by
+/// `·`.
 pub fn labels(texts: &[String], cluster_of: &[usize], clusters: usize, n: usize) -> Vec<String> {
+    labels_of_counts(&word_counts(texts, cluster_of, clusters), n)
+}
+
+/// Word counts per cluster: a cluster's texts cut by jieba (in parallel), words of two or
+/// more letters or digits. Counts are whole numbers, so their sums do not depend on the
+/// order the parallel pieces are merged in.
+pub fn word_counts(
+    texts: &[String],
+    cluster_of: &[usize],
+    clusters: usize,
+) -> Vec<HashMap<String, f64>> {
+    use rayon::prelude::*;
     let jieba = jieba_rs::Jieba::new();
-    let mut tf: Vec<BTreeMap<String, f64>> = vec![BTreeMap::new(); clusters];
-    for (t, &c) in texts.iter().zip(cluster_of) {
-        for w in jieba.cut(t, false) {
-            let w = w.word.trim();
-            if w.chars().count() >= 2 && w.chars().all(|c| c.is_alphanumeric()) {
-                *tf[c].entry(w.to_owned()).or_default() += 1.0;
+    let empty = || vec![HashMap::<String, f64>::new(); clusters];
+    texts
+        .par_iter()
+        .zip(cluster_of.par_iter())
+        .fold(empty, |mut tf, (t, &c)| {
+            for w in jieba.cut(t, false) {
+                let w = w.word.trim();
+                if w.chars().count() >= 2 && w.chars().all(|c| c.is_alphanumeric()) {
+                    *tf[c].entry(w.to_owned()).or_default() += 1.0;
+                }
             }
+            tf
+        })
+        .reduce(empty, |mut a, b| {
+            for (into, from) in a.iter_mut().zip(b) {
+                merge_into(into, from);
+            }
+            a
+        })
+}
+
+fn merge_into(into: &mut HashMap<String, f64>, from: HashMap<String, f64>) {
+    for (w, n) in from {
+        *into.entry(w).or_default() += n;
+    }
+}
+
+/// The word counts of clusters summed into their groups (topics into domains):
+/// `group_of[c]` is cluster `c`'s group.
+pub fn group_counts(
+    counts: Vec<HashMap<String, f64>>,
+    group_of: &[usize],
+    groups: usize,
+) -> Vec<HashMap<String, f64>> {
+    let mut out = vec![HashMap::new(); groups];
+    for (c, m) in counts.into_iter().enumerate() {
+        if let Some(&g) = group_of.get(c) {
+            merge_into(&mut out[g], m);
         }
     }
+    out
+}
+
+/// [`labels`] from word counts per cluster; ties go to the word that sorts first.
+pub fn labels_of_counts(tf: &[HashMap<String, f64>], n: usize) -> Vec<String> {
+    let clusters = tf.len();
     let mut df: HashMap<&str, f64> = HashMap::new();
-    for m in &tf {
+    for m in tf {
         for w in m.keys() {
             *df.entry(w.as_str()).or_default() += 1.0;
         }
@@ -590,6 +650,33 @@ mod tests {
         assert!(stored.reuse(&now, RECLUSTER_SHARE).is_none());
         // A larger share allowed: still kept.
         assert!(stored.reuse(&now, 0.2).is_some());
+    }
+
+    #[test]
+    fn labels_name_each_cluster_by_its_own_words_and_domains_by_their_topics() {
+        let texts: Vec<String> = [
+            "用人单位应当与劳动者订立劳动合同",
+            "劳动者的工资按月支付",
+            "机动车驾驶人应当遵守道路交通安全法律",
+            "机动车发生交通事故造成人身伤亡",
+            "税务机关依法征收税款",
+            "纳税人应当按期申报缴纳税款",
+        ]
+        .map(String::from)
+        .to_vec();
+        let topic = [0, 0, 1, 1, 2, 2];
+        let labels = labels(&texts, &topic, 3, 1);
+        assert_eq!(labels[0], "劳动者", "{labels:?}");
+        assert_eq!(labels[1], "机动车", "{labels:?}");
+        assert_eq!(labels[2], "税款", "{labels:?}");
+        // A domain's labels from its topics' counts are those of its articles cut anew.
+        let domain_of_topic = [0, 0, 1];
+        let by_article: Vec<usize> = topic.iter().map(|&t| domain_of_topic[t]).collect();
+        let grouped = group_counts(word_counts(&texts, &topic, 3), &domain_of_topic, 2);
+        assert_eq!(
+            labels_of_counts(&grouped, 3),
+            super::labels(&texts, &by_article, 2, 3)
+        );
     }
 
     #[test]

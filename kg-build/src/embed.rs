@@ -21,9 +21,11 @@ impl<'a> Encoder<'a> {
     }
 }
 
-/// Texts embedded per call: large enough for batching, small enough that an interrupted
-/// build loses little (the cache is written after each batch).
-const BATCH: usize = 64;
+/// Texts embedded per call: large enough that the encoder's workers seldom wait for each
+/// other at the end of a call (its passes are ~512 tokens, a call's last one runs alone),
+/// small enough that an interrupted build loses little (the cache is written after each
+/// call, every few seconds).
+const BATCH: usize = 256;
 
 /// What the stage did, for the build summary.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -39,11 +41,16 @@ pub struct EmbedReport {
     pub paragraph_vector_articles: usize,
     /// How the vector index was made (extended from the previous build's or new).
     pub index: kg_store::VectorIndexReport,
-    /// 款 passages (current articles with several 款 or with 项), and how many of them
-    /// were embedded now; how their index was made.
+    /// 款 passages (current articles with several 款 or with 项).
     pub paragraph_passages: usize,
+    /// With [`ArticleVectors::Whole`] the 款 passages have an index of their own: how many
+    /// of them its stage embedded, and how it was made. `None` by default, when the
+    /// article index holds them (as its articles' vectors) and answers for them too.
     pub paragraphs_embedded: usize,
-    pub paragraph_index: kg_store::VectorIndexReport,
+    pub paragraph_index: Option<kg_store::VectorIndexReport>,
+    /// Wall seconds spent writing the vector indexes (HNSW inserts and files), part of the
+    /// build's `embed` time.
+    pub index_seconds: f64,
 }
 
 /// The passages of one article: its law title and text, in groups of whole paragraphs
@@ -81,10 +88,10 @@ pub fn article_passages(v: &LawVersion, a: &Article, embedder: &dyn Embedder) ->
     out
 }
 
-/// The 款 passages of a current article that has several 款 or any 项: (paragraph IRI,
-/// law title + the 款's text with its 项). The query side's graph tier matches a question
-/// against them, so an article whose one 款 answers it is not drowned by its others.
-pub fn paragraph_passages(v: &LawVersion, a: &Article, article_iri: &str) -> Vec<(String, String)> {
+/// The 款 passages of an article that has several 款 or any 项: (款 number, law title +
+/// the 款's text with its 项). The query side's graph tier matches a question against
+/// them, so an article whose one 款 answers it is not drowned by its others.
+pub fn paragraph_passages(v: &LawVersion, a: &Article) -> Vec<(u32, String)> {
     if a.paragraphs.len() < 2 && a.paragraphs.iter().all(|p| p.items.is_empty()) {
         return Vec::new();
     }
@@ -96,7 +103,7 @@ pub fn paragraph_passages(v: &LawVersion, a: &Article, article_iri: &str) -> Vec
                 text.push('\n');
                 text.push_str(&it.text);
             }
-            (coal_ontology::iri::paragraph(article_iri, p.number), text)
+            (p.number, text)
         })
         .collect()
 }
@@ -184,20 +191,20 @@ struct ArticleEntry {
     latest: bool,
     texts: Vec<String>,
     keys: Vec<TextKey>,
-    from_paragraphs: bool,
+    /// The 款 number of each text when the article's vectors are its 款' (else empty).
+    paragraphs: Vec<u32>,
 }
 
 impl ArticleEntry {
     fn plan(a: &crate::PlacedArticle<'_>, embedder: &dyn Embedder, mode: ArticleVectors) -> Self {
-        let paragraphs = match mode {
+        let by_paragraph = match mode {
             ArticleVectors::Whole => Vec::new(),
-            ArticleVectors::Paragraphs => paragraph_passages(a.version, a.article, &a.iri),
+            ArticleVectors::Paragraphs => paragraph_passages(a.version, a.article),
         };
-        let from_paragraphs = !paragraphs.is_empty();
-        let texts: Vec<String> = if from_paragraphs {
-            paragraphs.into_iter().map(|(_, t)| t).collect()
+        let (paragraphs, texts): (Vec<u32>, Vec<String>) = if by_paragraph.is_empty() {
+            (Vec::new(), article_passages(a.version, a.article, embedder))
         } else {
-            article_passages(a.version, a.article, embedder)
+            by_paragraph.into_iter().unzip()
         };
         let keys = texts.iter().map(|t| EmbeddingCache::key(t)).collect();
         ArticleEntry {
@@ -205,8 +212,12 @@ impl ArticleEntry {
             latest: a.latest,
             texts,
             keys,
-            from_paragraphs,
+            paragraphs,
         }
+    }
+
+    fn by_paragraphs(&self) -> bool {
+        !self.paragraphs.is_empty()
     }
 }
 
@@ -230,8 +241,11 @@ pub fn embed_stage(
     let mut articles = Vec::new();
     for a in placed_articles(corpus) {
         let entry = ArticleEntry::plan(&a, embedder, mode);
-        report.split_articles += (!entry.from_paragraphs && entry.texts.len() > 1) as usize;
-        report.paragraph_vector_articles += entry.from_paragraphs as usize;
+        report.split_articles += (!entry.by_paragraphs() && entry.texts.len() > 1) as usize;
+        report.paragraph_vector_articles += entry.by_paragraphs() as usize;
+        if entry.latest {
+            report.paragraph_passages += entry.paragraphs.len();
+        }
         articles.push(entry);
     }
     let mut missing: Vec<&str> = Vec::new();
@@ -250,27 +264,42 @@ pub fn embed_stage(
     report.embedded = embedded;
     report.tokens_embedded = tokens;
     observer.stage("vectors", None);
+    let started = std::time::Instant::now();
     let mut index = writer.vector_index_writer(embedder.model_id(), embedder.dim());
     let mut keys_per_article = Vec::with_capacity(articles.len());
     for e in articles {
-        let keys = e.keys;
-        let vectors = keys
-            .iter()
-            .map(|k| {
-                let v = encoder.cache.get(k).expect("every passage was embedded");
-                (*k, v.to_vec())
-            })
-            .collect();
-        index.add(&e.iri, e.latest, vectors);
-        keys_per_article.push(keys);
+        let vector = |k: &TextKey| {
+            let v = encoder.cache.get(k).expect("every passage was embedded");
+            v.to_vec()
+        };
+        if e.by_paragraphs() {
+            let numbered = e
+                .paragraphs
+                .iter()
+                .zip(&e.keys)
+                .map(|(&n, k)| (n, *k, vector(k)))
+                .collect();
+            index.add_paragraphs(&e.iri, e.latest, numbered);
+        } else {
+            index.add(
+                &e.iri,
+                e.latest,
+                e.keys.iter().map(|k| (*k, vector(k))).collect(),
+            );
+        }
+        keys_per_article.push(e.keys);
     }
     let previous = writer.previous_vectors_dir().filter(|_| incremental);
     report.index = index.finish(previous.as_deref())?;
-    paragraph_stage(writer, corpus, encoder, incremental, observer, &mut report)?;
+    report.index_seconds = started.elapsed().as_secs_f64();
+    if mode == ArticleVectors::Whole {
+        paragraph_stage(writer, corpus, encoder, incremental, observer, &mut report)?;
+    }
     Ok((report, keys_per_article))
 }
 
-/// Embeds the 款 passages of the current articles into their own index.
+/// Embeds the 款 passages of the current articles into their own index (when the article
+/// index holds whole articles' vectors, it cannot answer for 款).
 fn paragraph_stage(
     writer: &BuildWriter,
     corpus: &Corpus,
@@ -282,7 +311,11 @@ fn paragraph_stage(
     let embedder = encoder.model;
     let passages: Vec<(String, String, TextKey)> = placed_articles(corpus)
         .filter(|a| a.latest)
-        .flat_map(|a| paragraph_passages(a.version, a.article, &a.iri))
+        .flat_map(|a| {
+            paragraph_passages(a.version, a.article)
+                .into_iter()
+                .map(move |(n, text)| (coal_ontology::iri::paragraph(&a.iri, n), text))
+        })
         .map(|(iri, text)| {
             let key = EmbeddingCache::key(&text);
             (iri, text, key)
@@ -303,6 +336,7 @@ fn paragraph_stage(
         return Ok(());
     }
     observer.stage("paragraph vectors", None);
+    let started = std::time::Instant::now();
     let mut index = writer.paragraph_vector_index_writer(embedder.model_id(), embedder.dim());
     for (iri, _, key) in &passages {
         let v = encoder.cache.get(key).expect("every passage was embedded");
@@ -311,6 +345,7 @@ fn paragraph_stage(
     let previous = writer
         .previous_paragraph_vectors_dir()
         .filter(|_| incremental);
-    report.paragraph_index = index.finish(previous.as_deref())?;
+    report.paragraph_index = Some(index.finish(previous.as_deref())?);
+    report.index_seconds += started.elapsed().as_secs_f64();
     Ok(())
 }

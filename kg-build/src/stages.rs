@@ -379,11 +379,11 @@ pub(crate) fn domain_stage(
     report.sampled = c.sampled;
     report.changed_share = changed_share;
     let (topic_labels, domain_labels) = kept_labels.unwrap_or_else(|| {
-        let domain_of_article: Vec<usize> = c.topic.iter().map(|&t| c.domain[t]).collect();
-        (
-            domains::labels(&points.texts, &c.topic, topics, 3),
-            domains::labels(&points.texts, &domain_of_article, n_domains, 3),
-        )
+        // The texts are cut once: a domain's words are its topics' words.
+        let counts = domains::word_counts(&points.texts, &c.topic, topics);
+        let topic_labels = domains::labels_of_counts(&counts, 3);
+        let by_domain = domains::group_counts(counts, &c.domain, n_domains);
+        (topic_labels, domains::labels_of_counts(&by_domain, 3))
     });
     let labels = Labels {
         topics: &topic_labels,

@@ -155,6 +155,12 @@ struct VectorMeta {
     /// build reuse it, and `coal gc` keep its cache entry. Empty in older builds.
     #[serde(default)]
     keys: Vec<String>,
+    /// For each vector, the number of the 款 whose passage it is (0: a vector of a whole
+    /// article or of a group of paragraphs), so that the same index answers for articles
+    /// and for 款 and a 款 vector is inserted once. Empty in builds made before this (their
+    /// 款 vectors are in a second index).
+    #[serde(default)]
+    paragraph: Vec<u32>,
 }
 
 impl VectorMeta {
@@ -163,8 +169,18 @@ impl VectorMeta {
         if !meta_path.exists() {
             return Err(StoreError::NoEmbeddings(dir.to_path_buf()));
         }
-        serde_json::from_slice(&std::fs::read(&meta_path).map_err(io(&meta_path))?)
-            .map_err(|e| StoreError::VectorIndex(format!("{}: {e}", meta_path.display())))
+        let meta: VectorMeta =
+            serde_json::from_slice(&std::fs::read(&meta_path).map_err(io(&meta_path))?)
+                .map_err(|e| StoreError::VectorIndex(format!("{}: {e}", meta_path.display())))?;
+        if !meta.paragraph.is_empty() && meta.paragraph.len() != meta.owner.len() {
+            return Err(StoreError::VectorIndex(format!(
+                "{}: `paragraph` has {} entries for {} vectors",
+                meta_path.display(),
+                meta.paragraph.len(),
+                meta.owner.len()
+            )));
+        }
+        Ok(meta)
     }
 
     fn write(&self, dir: &Path) -> Result<()> {
@@ -238,6 +254,7 @@ impl VectorIndexWriter {
                 articles: Vec::new(),
                 owner: Vec::new(),
                 keys: Vec::new(),
+                paragraph: Vec::new(),
             },
             vectors: Vec::new(),
         }
@@ -245,11 +262,33 @@ impl VectorIndexWriter {
 
     /// Adds an article with all of its vectors (normalized), each with its text's key.
     pub fn add(&mut self, iri: &str, latest: bool, vectors: Vec<(TextKey, Vec<f32>)>) {
+        self.add_numbered(iri, latest, vectors.into_iter().map(|(k, v)| (0, k, v)));
+    }
+
+    /// Adds an article whose vectors are its 款' (numbered from 1, normalized): it is
+    /// found by its nearest 款, and [`VectorIndex::search_paragraphs`] finds each 款.
+    pub fn add_paragraphs(
+        &mut self,
+        iri: &str,
+        latest: bool,
+        paragraphs: Vec<(u32, TextKey, Vec<f32>)>,
+    ) {
+        assert!(paragraphs.iter().all(|p| p.0 > 0), "款 are numbered from 1");
+        self.add_numbered(iri, latest, paragraphs.into_iter());
+    }
+
+    fn add_numbered(
+        &mut self,
+        iri: &str,
+        latest: bool,
+        vectors: impl Iterator<Item = (u32, TextKey, Vec<f32>)>,
+    ) {
         let owner = self.meta.articles.len() as u32;
         self.meta.articles.push((iri.to_owned(), latest));
-        for (key, v) in vectors {
+        for (paragraph, key, v) in vectors {
             self.meta.owner.push(owner);
             self.meta.keys.push(hex::encode(key));
+            self.meta.paragraph.push(paragraph);
             self.vectors.push(v.iter().map(|x| x * SHRINK).collect());
         }
     }
@@ -303,11 +342,15 @@ impl VectorIndexWriter {
         }
         let total_prev = prev.owner.len();
         let mut owner = vec![RETIRED; total_prev];
+        let mut paragraph = vec![0; total_prev];
         let mut keys = prev.keys.clone();
         let mut fresh = Vec::new();
         for (i, key) in self.meta.keys.iter().enumerate() {
             match by_key.get_mut(key.as_str()).and_then(|ids| ids.pop()) {
-                Some(id) => owner[id] = self.meta.owner[i],
+                Some(id) => {
+                    owner[id] = self.meta.owner[i];
+                    paragraph[id] = self.meta.paragraph[i];
+                }
                 None => fresh.push(i),
             }
         }
@@ -329,6 +372,7 @@ impl VectorIndexWriter {
         for &i in &fresh {
             owner.push(self.meta.owner[i]);
             keys.push(self.meta.keys[i].clone());
+            paragraph.push(self.meta.paragraph[i]);
         }
         let meta = VectorMeta {
             model_id: self.meta.model_id.clone(),
@@ -336,6 +380,7 @@ impl VectorIndexWriter {
             articles: self.meta.articles.clone(),
             owner,
             keys,
+            paragraph,
         };
         self.dump(&hnsw, &meta)?;
         Ok(Some(VectorIndexReport {
@@ -430,6 +475,8 @@ pub struct VectorHit {
 pub struct VectorIndex {
     search: Search,
     meta: VectorMeta,
+    /// Some vector is a 款's (counted once at opening).
+    has_paragraphs: bool,
 }
 
 enum Search {
@@ -482,7 +529,12 @@ impl VectorIndex {
                 .map_err(|e| failed(e.to_string()))?;
             Search::Hnsw(hnsw)
         };
-        Ok(VectorIndex { search, meta })
+        let has_paragraphs = meta.paragraph.iter().any(|&p| p > 0);
+        Ok(VectorIndex {
+            search,
+            meta,
+            has_paragraphs,
+        })
     }
 
     pub fn model_id(&self) -> &str {
@@ -498,8 +550,63 @@ impl VectorIndex {
         self.meta.owner.iter().filter(|&&o| o != RETIRED).count()
     }
 
+    /// Does the index hold 款 vectors (builds since 款 vectors share the article index)?
+    pub fn has_paragraphs(&self) -> bool {
+        self.has_paragraphs
+    }
+
     /// The `k` articles nearest to `query` (normalized), by their best vector.
     pub fn search(&self, query: &[f32], k: usize, include_old: bool) -> Result<Vec<VectorHit>> {
+        let wanted = |id: usize| {
+            let owner = self.meta.owner[id];
+            owner != RETIRED && (include_old || self.meta.articles[owner as usize].1)
+        };
+        // A few articles have several vectors: ask for a few more, keep each article's best.
+        let found = self.nearest(query, k + k / 4 + 8, &wanted)?;
+        let mut best: HashMap<u32, f32> = HashMap::new();
+        for (id, score) in found {
+            let e = best.entry(self.meta.owner[id]).or_insert(f32::MIN);
+            *e = e.max(score);
+        }
+        let hits = best.into_iter().map(|(o, score)| VectorHit {
+            iri: self.meta.articles[o as usize].0.clone(),
+            score,
+        });
+        Ok(best_first(hits, k))
+    }
+
+    /// The `k` 款 of current articles nearest to `query` (normalized), each named by its
+    /// IRI (`…/par_N`); empty when the index holds no 款 vectors.
+    pub fn search_paragraphs(&self, query: &[f32], k: usize) -> Result<Vec<VectorHit>> {
+        if !self.has_paragraphs {
+            return Ok(Vec::new());
+        }
+        let wanted = |id: usize| {
+            let owner = self.meta.owner[id];
+            owner != RETIRED && self.meta.paragraph[id] > 0 && self.meta.articles[owner as usize].1
+        };
+        // As many candidates as an article search asks for (the same HNSW effort).
+        let hits = self
+            .nearest(query, k + k / 4 + 8, &wanted)?
+            .into_iter()
+            .map(|(id, score)| VectorHit {
+                iri: coal_ontology::iri::paragraph(
+                    &self.meta.articles[self.meta.owner[id] as usize].0,
+                    self.meta.paragraph[id],
+                ),
+                score,
+            });
+        Ok(best_first(hits, k))
+    }
+
+    /// The `want` vectors nearest to `query` among those `wanted` lets through: (vector
+    /// id, cosine).
+    fn nearest(
+        &self,
+        query: &[f32],
+        want: usize,
+        wanted: &dyn Fn(usize) -> bool,
+    ) -> Result<Vec<(usize, f32)>> {
         if query.len() != self.meta.dim {
             return Err(StoreError::VectorIndex(format!(
                 "query of dimension {}, index of {}",
@@ -507,12 +614,6 @@ impl VectorIndex {
                 self.meta.dim
             )));
         }
-        let wanted = |id: &usize| {
-            let owner = self.meta.owner[*id];
-            owner != RETIRED && (include_old || self.meta.articles[owner as usize].1)
-        };
-        // A few articles have several vectors: ask for a few more, keep each article's best.
-        let want = k + k / 4 + 8;
         let q: Vec<f32> = query.iter().map(|x| x * SHRINK).collect();
         // (vector id, 1 − dot of the scaled vectors)
         let found: Vec<(usize, f32)> = match &self.search {
@@ -522,7 +623,7 @@ impl VectorIndex {
                 let mut d: Vec<(usize, f32)> = ids
                     .iter()
                     .zip(rows.chunks_exact(self.meta.dim))
-                    .filter(|(id, _)| wanted(id))
+                    .filter(|(id, _)| wanted(**id))
                     .map(|(id, v)| (*id, 1.0 - dot(v, &q)))
                     .collect();
                 if d.len() > want {
@@ -532,30 +633,27 @@ impl VectorIndex {
                 d.sort_by(by);
                 d
             }
-            Search::Hnsw(hnsw) => hnsw
-                .search_filter(&q, want, want.max(64), Some(&wanted))
-                .into_iter()
-                .map(|n| (n.d_id, n.distance))
-                .collect(),
+            Search::Hnsw(hnsw) => {
+                let filter = |id: &usize| wanted(*id);
+                hnsw.search_filter(&q, want, want.max(64), Some(&filter))
+                    .into_iter()
+                    .map(|n| (n.d_id, n.distance))
+                    .collect()
+            }
         };
-        let mut best: HashMap<u32, f32> = HashMap::new();
-        for (id, distance) in found {
-            let owner = self.meta.owner[id];
-            let score = (1.0 - distance) / (SHRINK * SHRINK);
-            let e = best.entry(owner).or_insert(f32::MIN);
-            *e = e.max(score);
-        }
-        let mut hits: Vec<VectorHit> = best
+        Ok(found
             .into_iter()
-            .map(|(o, score)| VectorHit {
-                iri: self.meta.articles[o as usize].0.clone(),
-                score,
-            })
-            .collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
-        hits.truncate(k);
-        Ok(hits)
+            .map(|(id, distance)| (id, (1.0 - distance) / (SHRINK * SHRINK)))
+            .collect())
     }
+}
+
+/// The `k` best hits, ties by IRI.
+fn best_first(hits: impl Iterator<Item = VectorHit>, k: usize) -> Vec<VectorHit> {
+    let mut hits: Vec<VectorHit> = hits.collect();
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+    hits.truncate(k);
+    hits
 }
 
 /// Dot product with eight independent sums, so the compiler can keep them in vector
@@ -724,6 +822,58 @@ mod tests {
         let cache = EmbeddingCache::open(dir.path(), "m", 3).unwrap();
         assert_eq!(cache.len(), 1);
         assert!(cache.get(&EmbeddingCache::key("a")).is_some());
+    }
+
+    #[test]
+    fn paragraph_vectors_answer_for_their_article_and_for_each_paragraph() {
+        let dir = tempfile::tempdir().unwrap();
+        let (first, second) = (dir.path().join("1"), dir.path().join("2"));
+        // Unchanged articles, so that the rebuild extends the index.
+        let others = |w: &mut VectorIndexWriter| {
+            for i in 0..8 {
+                let name = format!("o{i}");
+                w.add(&name, true, vec![kv(&name, &[1.0, i as f32 * 0.1, 0.0])]);
+            }
+        };
+        let mut w = VectorIndexWriter::new(&first, "m", 3);
+        others(&mut w);
+        let (b1, b2) = (kv("b1", &[0.0, 1.0, 0.0]), kv("b2", &[0.0, 0.0, 1.0]));
+        w.add_paragraphs(
+            "b",
+            true,
+            vec![(1, b1.0, b1.1.clone()), (2, b2.0, b2.1.clone())],
+        );
+        let old = kv("b-old", &[0.0, 0.1, 1.0]);
+        w.add_paragraphs("b-old", false, vec![(1, old.0, old.1)]);
+        w.finish(None).unwrap();
+        let idx = VectorIndex::open(&first).unwrap();
+        assert!(idx.has_paragraphs());
+        let q = unit(&[0.0, 0.05, 1.0]);
+        assert_eq!(iris(idx.search(&q, 1, false).unwrap()), ["b"]);
+        // 款 of current articles only, each by its own IRI; whole-article vectors never.
+        assert_eq!(
+            iris(idx.search_paragraphs(&q, 5).unwrap()),
+            ["b/par_2", "b/par_1"]
+        );
+        // A rebuild where b lost its first 款: the reused vector takes its new number.
+        let mut w = VectorIndexWriter::new(&second, "m", 3);
+        others(&mut w);
+        let c = kv("c1", &[0.7, 0.7, 0.0]);
+        w.add_paragraphs("b", true, vec![(1, b2.0, b2.1), (2, c.0, c.1)]);
+        assert!(w.finish(Some(&first)).unwrap().extended);
+        let idx = VectorIndex::open(&second).unwrap();
+        assert_eq!(
+            iris(idx.search_paragraphs(&q, 5).unwrap()),
+            ["b/par_1", "b/par_2"]
+        );
+        // An index of whole articles has no 款 to give.
+        let third = dir.path().join("3");
+        let mut w = VectorIndexWriter::new(&third, "m", 3);
+        w.add("a", true, vec![kv("a", &[1.0, 0.0, 0.0])]);
+        w.finish(None).unwrap();
+        let idx = VectorIndex::open(&third).unwrap();
+        assert!(!idx.has_paragraphs());
+        assert!(idx.search_paragraphs(&q, 5).unwrap().is_empty());
     }
 
     #[test]

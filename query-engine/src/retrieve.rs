@@ -262,16 +262,19 @@ impl Retriever {
 
     /// Does the build have 款 vectors (builds before they existed do not)?
     pub fn has_paragraph_vectors(&self) -> bool {
-        self.paragraphs.is_some()
+        self.paragraphs.is_some() || self.vectors.as_ref().is_some_and(|v| v.has_paragraphs())
     }
 
     /// The `k` 款 nearest to an embedded question (current versions), best first; empty
-    /// without a 款 index.
+    /// without 款 vectors. They are in the article index, or in an index of their own
+    /// (builds with `ArticleVectors::Whole`, and builds made before they shared one).
     pub fn dense_paragraphs(&self, q: &[f32], k: usize) -> Result<Vec<ParagraphHit>, QueryError> {
-        let Some(p) = &self.paragraphs else {
-            return Ok(Vec::new());
+        let hits = match (&self.paragraphs, &self.vectors) {
+            (Some(p), _) => p.search(q, k, false)?,
+            (None, Some(v)) => v.search_paragraphs(q, k)?,
+            (None, None) => return Ok(Vec::new()),
         };
-        Ok(p.search(q, k, false)?
+        Ok(hits
             .into_iter()
             .map(|h| ParagraphHit {
                 article: kg_store::statute_graph::article_of(&h.iri).to_owned(),

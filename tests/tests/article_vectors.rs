@@ -103,6 +103,30 @@ fn articles_with_several_paragraphs_are_found_by_their_paragraphs_for_fewer_toke
         "{by_paragraphs} vs {by_whole} of {n}"
     );
 
+    // The 款 vectors are the article index's own: no second index, and the 款 the query
+    // side finds are those the separate 款 index of the whole-text build finds.
+    let (whole_store, paragraph_store) = (
+        Store::open(whole_dir.path().join("store"), false).unwrap(),
+        Store::open(paragraph_dir.path().join("store"), false).unwrap(),
+    );
+    assert!(paragraph_store.paragraph_vector_index().unwrap().is_none());
+    let separate = whole_store.paragraph_vector_index().unwrap().unwrap();
+    let shared =
+        query_engine::retrieve::Retriever::open(&paragraph_store, Some(Box::new(model()))).unwrap();
+    assert!(shared.has_paragraph_vectors());
+    for (_, text) in &probes {
+        let q = shared.embed_query(text).unwrap();
+        let (a, b) = (
+            separate.search(&q, 3, false).unwrap(),
+            shared.dense_paragraphs(&q, 3).unwrap(),
+        );
+        assert_eq!(a.len(), 3);
+        assert_eq!(a[0].iri, b[0].iri, "{text}");
+        for (x, y) in a.iter().zip(&b) {
+            assert!((x.score - y.score).abs() < 1e-4, "{text}: {a:?} vs {b:?}");
+        }
+    }
+
     // A rebuild of the unchanged law takes every vector from the cache.
     let again = coal_tests::build_files_into(
         paragraph_dir.path(),

@@ -393,7 +393,7 @@ fn a_build_killed_at_any_stage_leaves_the_previous_build_answering() {
         "graph",
         "bm25",
         "embed",
-        "embed paragraphs",
+        "vectors",
         "statute graph",
         "commit",
     ];
