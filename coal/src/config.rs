@@ -716,7 +716,7 @@ pub struct BenchEncoderArgs {
     /// Rounds of the single-question latency measurement.
     #[arg(long, default_value_t = 20)]
     pub repeat: usize,
-    /// Texts per `embed` call, one row each (comma-separated); the build embeds 64 at a time.
+    /// Texts per `embed` call, one row each (comma-separated); the build embeds 256 at a time.
     #[arg(long, value_delimiter = ',', default_value = "64")]
     pub batch: Vec<usize>,
     /// Passes over the texts per batch size (the row reports their median).

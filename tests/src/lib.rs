@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests that run on the real corpus in `../shared`.
 
 use std::path::PathBuf;
+use std::sync::{Mutex, Once};
 
 /// The shared data folder: `$COAL_SHARED`, else `../shared` beside the checkout.
 pub fn shared() -> PathBuf {
@@ -29,22 +30,22 @@ pub fn profile_entries(name: &str) -> Vec<String> {
 
 /// A build of real statutes in a temporary store, kept for the whole test binary.
 pub struct BuiltStore {
-    pub dir: tempfile::TempDir,
+    pub dir: PathBuf,
     pub summary: kg_build::BuildSummary,
 }
 
 impl BuiltStore {
     pub fn store_path(&self) -> PathBuf {
-        self.dir.path().join("store")
+        self.dir.join("store")
     }
 }
 
 /// Builds `profile_path` (paths relative to the LawRefBook folder) without a model.
 pub fn build_store(profile_path: PathBuf, structure_only: bool) -> BuiltStore {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = process_tempdir();
     let opts = kg_build::BuildOptions {
         corpus: coal_corpus::CorpusSpec::folder(lawrefbook()).with_profile(profile_path),
-        store: dir.path().join("store"),
+        store: dir.join("store"),
         db_url: None,
         strict: false,
         structure_only,
@@ -57,6 +58,32 @@ pub fn build_store(profile_path: PathBuf, structure_only: bool) -> BuiltStore {
         .block_on(kg_build::build(&opts, None, &kg_build::Quiet))
         .unwrap();
     BuiltStore { dir, summary }
+}
+
+/// The folders `process_tempdir` made, removed when the process exits.
+static REMOVE_AT_EXIT: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// A temporary folder for a store that every test of this binary shares, removed when the
+/// process exits. A `TempDir` held in a `static` is never dropped: each run left one store
+/// per test binary in the temporary folder (~400 MB a run).
+pub fn process_tempdir() -> PathBuf {
+    static REGISTER: Once = Once::new();
+    // SAFETY: `remove_registered` is an `extern "C" fn` taking nothing, as `atexit` wants;
+    // it cannot unwind (it ignores every error).
+    REGISTER.call_once(|| unsafe {
+        libc::atexit(remove_registered);
+    });
+    let path = tempfile::tempdir().unwrap().keep();
+    REMOVE_AT_EXIT.lock().unwrap().push(path.clone());
+    path
+}
+
+extern "C" fn remove_registered() {
+    if let Ok(paths) = REMOVE_AT_EXIT.lock() {
+        for path in paths.iter() {
+            let _ = std::fs::remove_dir_all(path);
+        }
+    }
 }
 
 /// The local chat model the real-LLM tests run on: `$COAL_LLM_MODEL`, else the 0.5B file

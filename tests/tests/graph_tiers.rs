@@ -28,12 +28,13 @@ fn model() -> coal_models::LocalE5 {
 }
 
 fn store_dir() -> &'static std::path::Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    static DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let e = model();
-        coal_tests::build_files(FILES, Some(&e))
+        let dir = coal_tests::process_tempdir();
+        coal_tests::build_files_into(&dir, FILES, Some(&e), kg_build::ArticleVectors::default());
+        dir
     })
-    .path()
 }
 
 fn engine() -> &'static Engine {
