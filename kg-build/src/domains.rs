@@ -501,12 +501,6 @@ pub fn shuffled(labels: &[usize]) -> Vec<usize> {
     v
 }
 
-/// The `n` most distinctive words of each cluster (tf·idf over the clusters), joined by
-/// `·`.
-pub fn labels(texts: &[String], cluster_of: &[usize], clusters: usize, n: usize) -> Vec<String> {
-    labels_of_counts(&word_counts(texts, cluster_of, clusters), n)
-}
-
 /// Word counts per cluster: a cluster's texts cut by jieba (in parallel), words of two or
 /// more letters or digits. Counts are whole numbers, so their sums do not depend on the
 /// order the parallel pieces are merged in.
@@ -560,7 +554,8 @@ pub fn group_counts(
     out
 }
 
-/// [`labels`] from word counts per cluster; ties go to the word that sorts first.
+/// The `n` most distinctive words of each cluster (tf·idf over the clusters, from
+/// [`word_counts`]), joined by `·`; ties go to the word that sorts first.
 pub fn labels_of_counts(tf: &[HashMap<String, f64>], n: usize) -> Vec<String> {
     let clusters = tf.len();
     let mut df: HashMap<&str, f64> = HashMap::new();
@@ -590,6 +585,11 @@ pub fn labels_of_counts(tf: &[HashMap<String, f64>], n: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The labels of clusters whose texts are cut anew.
+    fn labels(texts: &[String], cluster_of: &[usize], clusters: usize, n: usize) -> Vec<String> {
+        labels_of_counts(&word_counts(texts, cluster_of, clusters), n)
+    }
 
     #[test]
     fn nmi_and_ari_by_hand() {
@@ -665,17 +665,17 @@ mod tests {
         .map(String::from)
         .to_vec();
         let topic = [0, 0, 1, 1, 2, 2];
-        let labels = labels(&texts, &topic, 3, 1);
-        assert_eq!(labels[0], "劳动者", "{labels:?}");
-        assert_eq!(labels[1], "机动车", "{labels:?}");
-        assert_eq!(labels[2], "税款", "{labels:?}");
+        let topic_labels = labels(&texts, &topic, 3, 1);
+        assert_eq!(topic_labels[0], "劳动者", "{topic_labels:?}");
+        assert_eq!(topic_labels[1], "机动车", "{topic_labels:?}");
+        assert_eq!(topic_labels[2], "税款", "{topic_labels:?}");
         // A domain's labels from its topics' counts are those of its articles cut anew.
         let domain_of_topic = [0, 0, 1];
         let by_article: Vec<usize> = topic.iter().map(|&t| domain_of_topic[t]).collect();
         let grouped = group_counts(word_counts(&texts, &topic, 3), &domain_of_topic, 2);
         assert_eq!(
             labels_of_counts(&grouped, 3),
-            super::labels(&texts, &by_article, 2, 3)
+            labels(&texts, &by_article, 2, 3)
         );
     }
 

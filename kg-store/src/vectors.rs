@@ -562,7 +562,7 @@ impl VectorIndex {
             owner != RETIRED && (include_old || self.meta.articles[owner as usize].1)
         };
         // A few articles have several vectors: ask for a few more, keep each article's best.
-        let found = self.nearest(query, k + k / 4 + 8, &wanted)?;
+        let found = self.nearest(query, candidates(k), &wanted)?;
         let mut best: HashMap<u32, f32> = HashMap::new();
         for (id, score) in found {
             let e = best.entry(self.meta.owner[id]).or_insert(f32::MIN);
@@ -587,7 +587,7 @@ impl VectorIndex {
         };
         // As many candidates as an article search asks for (the same HNSW effort).
         let hits = self
-            .nearest(query, k + k / 4 + 8, &wanted)?
+            .nearest(query, candidates(k), &wanted)?
             .into_iter()
             .map(|(id, score)| VectorHit {
                 iri: coal_ontology::iri::paragraph(
@@ -646,6 +646,11 @@ impl VectorIndex {
             .map(|(id, distance)| (id, (1.0 - distance) / (SHRINK * SHRINK)))
             .collect())
     }
+}
+
+/// How many vectors a search for `k` hits asks the index for: a few more than `k`.
+fn candidates(k: usize) -> usize {
+    k + k / 4 + 8
 }
 
 /// The `k` best hits, ties by IRI.
