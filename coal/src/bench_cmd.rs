@@ -96,6 +96,12 @@ pub fn encoder(args: BenchEncoderArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A trace's query embedding and its vector searches (articles, 款), in milliseconds.
+fn vector_ms(timings: &std::collections::BTreeMap<String, f64>) -> (f64, f64) {
+    let at = |stage: &str| timings.get(stage).copied().unwrap_or(0.0);
+    (at("embed"), at("dense") + at("paragraphs"))
+}
+
 /// `coal bench ask`: the engine on real questions, warm, one at a time.
 pub fn ask(args: crate::config::BenchAskArgs) -> anyhow::Result<()> {
     use query_engine::engine::AskOptions;
@@ -109,6 +115,9 @@ pub fn ask(args: crate::config::BenchAskArgs) -> anyhow::Result<()> {
     let first = t.elapsed().as_secs_f64() * 1e3;
     let mut total = Vec::new();
     let mut without_embedding = Vec::new();
+    // Each stage of the routed questions (the query embedding, the article and 款 vector
+    // searches, BM25, ...), by its trace name.
+    let mut stage_ms: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
     // Question → the answer written as JSON, as `coal ask --json` (and `/api/ask`) do.
     let mut as_json = Vec::new();
     let mut s1 = Vec::new();
@@ -128,8 +137,11 @@ pub fn ask(args: crate::config::BenchAskArgs) -> anyhow::Result<()> {
             let json = std::hint::black_box(serde_json::to_vec(&a)?);
             as_json.push(t.elapsed().as_secs_f64() * 1e3);
             drop(json);
-            let dense = a.trace.timings_ms.get("dense").copied().unwrap_or(0.0);
-            without_embedding.push(ms - dense);
+            let (embed_ms, search_ms) = vector_ms(&a.trace.timings_ms);
+            without_embedding.push(ms - embed_ms - search_ms);
+            for (stage, ms) in &a.trace.timings_ms {
+                stage_ms.entry(stage.clone()).or_default().push(*ms);
+            }
             *tiers.entry(a.tier).or_insert(0usize) += 1;
             match &a.trace.complexity {
                 Some(cx) => {
@@ -148,11 +160,11 @@ pub fn ask(args: crate::config::BenchAskArgs) -> anyhow::Result<()> {
                 let start = Instant::now();
                 let a = engine.ask(&item.question, &opts)?;
                 let ms = start.elapsed().as_secs_f64() * 1e3;
-                let dense = a.trace.timings_ms.get("dense").copied().unwrap_or(0.0);
+                let (embed_ms, search_ms) = vector_ms(&a.trace.timings_ms);
                 let tier_ms = a.trace.timings_ms.get("tier").copied().unwrap_or(0.0);
                 let e = &mut per_tier[t as usize - 1];
                 e.0.push(ms);
-                e.1.push(ms - dense);
+                e.1.push(ms - embed_ms - search_ms);
                 e.2.push(tier_ms);
             }
         }
@@ -199,6 +211,17 @@ pub fn ask(args: crate::config::BenchAskArgs) -> anyhow::Result<()> {
         "question → answer written as JSON (as `coal ask --json`): p50 {:.1} ms, p95 {:.1} ms",
         quantile(&as_json, 0.5),
         quantile(&as_json, 0.95)
+    );
+    let per_stage: Vec<String> = stage_ms
+        .iter_mut()
+        .map(|(stage, v)| {
+            v.sort_by(f64::total_cmp);
+            format!("{stage} {:.2}/{:.2}", quantile(v, 0.5), quantile(v, 0.95))
+        })
+        .collect();
+    println!(
+        "routed questions' stages, p50/p95 ms (embed: the query embedding; dense, paragraphs: the article and 款 vector searches): {}",
+        per_stage.join(", ")
     );
     println!("tiers: {tiers:?}");
     println!("types: {types:?}");

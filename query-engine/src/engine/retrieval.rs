@@ -54,11 +54,13 @@ impl Engine {
         );
         lap("bigram", &mut t);
         let query = self.retriever.embed_query(q)?;
+        lap("embed", &mut t);
         let dense = self.in_force(
             self.retriever.dense_by_vector(&query, n, old_too)?,
             as_of,
             HYBRID_CANDIDATES,
         );
+        lap("dense", &mut t);
         // The 款 index holds current versions: the graph tiers, which use it, give way to
         // tier 2 with a date.
         let paragraphs = match as_of {
@@ -67,7 +69,7 @@ impl Engine {
                 .dense_paragraphs(&query, PARAGRAPH_CANDIDATES)?,
             Some(_) => Vec::new(),
         };
-        lap("dense", &mut t);
+        lap("paragraphs", &mut t);
         let hybrid = Retriever::fuse(&bm25, &dense, Fusion::Weighted, HYBRID_CANDIDATES);
         // The graph holds the current versions only: with --as-of, an article of a law
         // amended since would miss the graph's signals that an unchanged law's articles get.
