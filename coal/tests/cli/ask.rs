@@ -59,6 +59,10 @@ fn ask_routes_every_tier_and_cites_only_articles_of_the_store() {
             let t = &a["trace"];
             assert!(!t["bigram"].as_array().unwrap().is_empty(), "{a}");
             assert_eq!(t["ranked"][0], t["reranked"][0]["iri"], "{a}");
+            // The trace times the query embedding apart from each vector search.
+            for stage in ["bm25", "embed", "dense", "paragraphs"] {
+                assert!(t["timings_ms"][stage].as_f64().is_some(), "{stage}: {a}");
+            }
         }
     }
     // Routed: the explanation names every score.
