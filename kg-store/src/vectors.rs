@@ -805,6 +805,20 @@ mod tests {
         (EmbeddingCache::key(text), unit(v))
     }
 
+    /// `n` unit vectors of 16 dimensions from xorshift64: fixed, dependency-free
+    /// pseudo-random numbers in [-1, 1).
+    fn random_units(mut state: u64, n: usize) -> Vec<Vec<f32>> {
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        };
+        (0..n)
+            .map(|_| unit(&(0..16).map(|_| next()).collect::<Vec<f32>>()))
+            .collect()
+    }
+
     fn iris(hits: Vec<VectorHit>) -> Vec<String> {
         hits.into_iter().map(|h| h.iri).collect()
     }
@@ -927,19 +941,9 @@ mod tests {
     #[test]
     fn a_large_index_is_searched_through_the_hnsw_graph() {
         // Past the exact threshold the HNSW graph answers; each stored vector finds itself.
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            // xorshift64: fixed, dependency-free pseudo-random numbers in [-1, 1).
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-        };
         let dir = tempfile::tempdir().unwrap();
         let n = 1_200;
-        let vectors: Vec<Vec<f32>> = (0..n)
-            .map(|_| unit(&(0..16).map(|_| next()).collect::<Vec<f32>>()))
-            .collect();
+        let vectors = random_units(0x9E37_79B9_7F4A_7C15, n);
         let mut w = VectorIndexWriter::new(dir.path(), "m", 16);
         for (i, v) in vectors.iter().enumerate() {
             w.add(
@@ -971,18 +975,9 @@ mod tests {
     fn an_hnsw_search_widens_until_enough_vectors_pass_its_filter() {
         // Three articles in four are old versions: a current-only search through the HNSW
         // graph still returns k current articles, nearly the exact scan's.
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-        };
         let dir = tempfile::tempdir().unwrap();
         let n = 1_600;
-        let vectors: Vec<Vec<f32>> = (0..n)
-            .map(|_| unit(&(0..16).map(|_| next()).collect::<Vec<f32>>()))
-            .collect();
+        let vectors = random_units(0x2545_F491_4F6C_DD1D, n);
         let mut w = VectorIndexWriter::new(dir.path(), "m", 16);
         for (i, v) in vectors.iter().enumerate() {
             let key = EmbeddingCache::key(&i.to_string());
