@@ -538,12 +538,8 @@ impl VectorIndex {
             let n = (0..meta.owner.len()).filter(|&id| pass(id)).count();
             n as f64 / meta.owner.len().max(1) as f64
         };
-        let current = |id: usize| {
-            let owner = meta.owner[id];
-            owner != RETIRED && meta.articles[owner as usize].1
-        };
-        let current_share = share(&current);
-        let paragraph_share = share(&|id| current(id) && meta.paragraph[id] > 0);
+        let current_share = share(&|id| meta.is_current(id));
+        let paragraph_share = share(&|id| meta.is_current(id) && meta.paragraph[id] > 0);
         Ok(VectorIndex {
             search,
             meta,
@@ -597,10 +593,7 @@ impl VectorIndex {
         if !self.has_paragraphs {
             return Ok(Vec::new());
         }
-        let wanted = |id: usize| {
-            let owner = self.meta.owner[id];
-            owner != RETIRED && self.meta.paragraph[id] > 0 && self.meta.articles[owner as usize].1
-        };
+        let wanted = |id: usize| self.meta.is_current(id) && self.meta.paragraph[id] > 0;
         // As many candidates as an article search asks for (the same HNSW effort).
         let hits = self
             .nearest(query, candidates(k), &wanted, self.paragraph_share)?
@@ -688,6 +681,14 @@ fn unfiltered_then_filtered(
             return passed;
         }
         ask *= 2;
+    }
+}
+
+impl VectorMeta {
+    /// Does vector `id` belong to the current version of an article of the build?
+    fn is_current(&self, id: usize) -> bool {
+        let owner = self.owner[id];
+        owner != RETIRED && self.articles[owner as usize].1
     }
 }
 
