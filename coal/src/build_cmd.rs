@@ -12,6 +12,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
     let models = args.model.resolve()?;
     let embedder = args.embedder(&models)?;
     let llm = args.extraction_llm(&models)?;
+    let verify = models.verify_triples()?;
     let select = kg_build::ExtractSelection {
         laws: args.extract_laws.clone(),
         limit: args.extract_limit,
@@ -23,6 +24,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         chat: chat.as_ref(),
         concurrency: *n,
         select: select.clone(),
+        verify,
     });
     let result = rt.block_on(kg_build::build_with_llm(
         &opts,
@@ -312,5 +314,21 @@ fn print_extraction(e: &kg_build::extract::ExtractReport) {
     }
     for x in &e.skipped_examples {
         eprintln!("warning: extraction skipped {x}");
+    }
+    if let Some(v) = &e.verification {
+        println!(
+            "  verification: {} triples judged ({} calls, {} from cache), {} refused below P(是) {}, {} not judged (kept)",
+            v.judged, v.calls, v.from_cache, v.refused, v.threshold, v.failed
+        );
+        if let Some(g) = v.generation.filter(|g| g.replies > 0) {
+            println!(
+                "  verification prefill: {:.1} s a triple ({} prompt tokens)",
+                g.prefill_secs / g.replies as f64,
+                g.prompt_tokens / g.replies
+            );
+        }
+        for x in &v.failed_examples {
+            eprintln!("warning: verification could not judge {x}");
+        }
     }
 }

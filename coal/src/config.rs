@@ -96,6 +96,15 @@ impl Models {
         }
     }
 
+    /// `[llm] verify_triples`, validated: the build's threshold for the model's second
+    /// look at extracted triples.
+    pub fn verify_triples(&self) -> anyhow::Result<Option<f64>> {
+        match &self.file.llm {
+            Some(llm) => Ok(llm.verify_threshold()?),
+            None => Ok(None),
+        }
+    }
+
     /// The method's constants (`[method]`), validated.
     pub fn method(&self) -> anyhow::Result<query_engine::method::MethodConfig> {
         let method = self.file.method.clone();
@@ -856,4 +865,37 @@ pub struct Bm25Args {
     /// (default: kg_store::FieldWeights::default(), 0.5,0,1,1).
     #[arg(long, value_name = "TITLE,HIERARCHY,LABEL,TEXT", value_parser = parse_bm25_weights)]
     pub bm25_weights: Option<kg_store::FieldWeights>,
+}
+
+#[derive(Args, Debug)]
+pub struct EvalTriplesArgs {
+    /// A hand-checked sample: JSON lines of law (path under the corpus), article,
+    /// subject, relation, object and `correct` (repeatable; e.g.
+    /// tests/fixtures/checked-triples-unseen.jsonl).
+    #[arg(long = "sample", value_name = "FILE", required = true)]
+    pub samples: Vec<PathBuf>,
+    /// Corpus folder the samples' law paths are relative to.
+    #[arg(long, env = "COAL_CORPUS", default_value = DEFAULT_CORPUS)]
+    pub corpus: PathBuf,
+    /// Thresholds on the model's P(是) to report (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "0.3,0.5,0.7,0.9")]
+    pub thresholds: Vec<f64>,
+    /// The judgements are cached here by model and prompt (a rerun makes no call).
+    /// Default: coal-verify-replies.jsonl in the temporary folder.
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
+    /// Also write every triple with its grounding outcome and P(是) here as JSON lines.
+    #[arg(long)]
+    pub per_triple: Option<PathBuf>,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+impl EvalTriplesArgs {
+    pub fn validate(&self) -> anyhow::Result<()> {
+        if let Some(t) = self.thresholds.iter().find(|t| !(**t > 0.0 && **t < 1.0)) {
+            bail!("--thresholds: {t} is not a probability between 0 and 1");
+        }
+        Ok(())
+    }
 }

@@ -12,6 +12,7 @@ mod progress;
 mod search_cmd;
 mod serve_cmd;
 mod sparql_cmd;
+mod triples_cmd;
 mod versions_cmd;
 
 use clap::{Parser, Subcommand};
@@ -88,6 +89,9 @@ enum EvalCommand {
     /// Answers scored by article P/R/F1, ROUGE-1/2/L, BLEU-4, tiers and latency, routed and
     /// under each ablation side by side.
     Answer(config::EvalAnswerArgs),
+    /// Hand-checked extracted triples against the grounding rules and the model's second
+    /// look (`[llm] verify_triples`): precision and right triples lost per threshold.
+    Triples(config::EvalTriplesArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -113,6 +117,7 @@ fn main() -> std::process::ExitCode {
         Command::FitRerank(args) => fit_rerank_cmd::run(args),
         Command::Eval(EvalCommand::Retrieval(args)) => search_cmd::eval_retrieval(args),
         Command::Eval(EvalCommand::Answer(args)) => ask_cmd::eval_answer(args),
+        Command::Eval(EvalCommand::Triples(args)) => triples_cmd::run(args),
         Command::Bench(BenchCommand::Encoder(args)) => bench_cmd::encoder(args),
         Command::Bench(BenchCommand::Ask(args)) => bench_cmd::ask(args),
         #[cfg(feature = "local-llm")]

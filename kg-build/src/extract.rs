@@ -70,6 +70,9 @@ pub struct ExtractReport {
     pub skipped_examples: Vec<String>,
     /// Tokens and seconds of the replies this extraction generated (backends that count).
     pub generation: Option<coal_models::ChatTotals>,
+    /// The model's second look at the kept triples, when asked for (`triples` counts
+    /// what it kept).
+    pub verification: Option<crate::verify::VerifyReport>,
 }
 
 /// Keeps the triples of one reply that their article supports (see [`crate::grounding`]),
@@ -247,11 +250,11 @@ impl ReplyCache {
         hex::encode(h.finalize())
     }
 
-    fn get(&self, key: &str) -> Option<&String> {
+    pub(crate) fn get(&self, key: &str) -> Option<&String> {
         self.map.get(key)
     }
 
-    fn append(&self, key: &str, reply: &str) -> std::io::Result<()> {
+    pub(crate) fn append(&self, key: &str, reply: &str) -> std::io::Result<()> {
         let line = serde_json::to_string(&CacheLine {
             key: key.to_owned(),
             reply: reply.to_owned(),

@@ -16,6 +16,7 @@ pub mod knowledge;
 mod rdf;
 mod stages;
 pub mod summaries;
+pub mod verify;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
@@ -193,6 +194,9 @@ pub struct Extraction<'a> {
     pub concurrency: usize,
     /// Which articles to extract from (a slow local model need not read them all).
     pub select: ExtractSelection,
+    /// When set, the model judges every kept triple against its article and those it
+    /// gives a probability of being right below this are dropped (see [`verify`]).
+    pub verify: Option<f64>,
 }
 
 /// A part of the corpus to extract triples from: the laws whose title contains one of

@@ -18,6 +18,7 @@ pub(crate) struct Llm<'a> {
     pub chat: &'a dyn coal_models::ChatModel,
     pub concurrency: usize,
     pub select: crate::ExtractSelection,
+    pub verify: Option<f64>,
     pub replies: extract::ReplyCache,
 }
 
@@ -30,6 +31,7 @@ impl<'a> Llm<'a> {
             chat: llm.chat,
             concurrency: llm.concurrency,
             select: llm.select.clone(),
+            verify: llm.verify,
             replies,
         })
     }
@@ -455,9 +457,19 @@ pub(crate) fn extract_stage(
         });
     }
     observer.stage("extract", Some(jobs.len() as u64));
-    let (found, report) = extract::extract(llm.chat, &jobs, cache, llm.concurrency, &|done| {
-        observer.progress(done)
-    });
+    let (mut found, mut report) =
+        extract::extract(llm.chat, &jobs, cache, llm.concurrency, &|done| {
+            observer.progress(done)
+        });
+    if let Some(threshold) = llm.verify {
+        let kept = found.iter().map(|(_, t)| t.len() as u64).sum();
+        observer.stage("verify triples", Some(kept));
+        let verified = crate::verify::verify(llm.chat, cache, &jobs, &mut found, threshold, &|n| {
+            observer.progress(n)
+        });
+        report.triples -= verified.refused;
+        report.verification = Some(verified);
+    }
     let mut sinks: HashMap<String, rdf::QuadSink> = HashMap::new();
     for (iri, triples) in found {
         let g = sinks

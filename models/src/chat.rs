@@ -20,6 +20,27 @@ pub trait ChatModel: Send + Sync {
         self.complete(system, user)
     }
 
+    /// How likely the model finds each of `options` as the start of its reply, normalised
+    /// over the options: a judgement (是/否) read from the model's logits rather than
+    /// sampled, so that a caller can set its own threshold. Backends without logits (the
+    /// HTTP one) sample a reply and give 1 to the option it starts with.
+    fn option_probabilities(
+        &self,
+        system: &str,
+        user: &str,
+        options: &[&str],
+    ) -> Result<Vec<f64>, ModelError> {
+        let reply = self.complete(system, user)?;
+        let reply = reply.trim_start();
+        match options.iter().position(|o| reply.starts_with(o)) {
+            Some(i) => Ok((0..options.len()).map(|j| (i == j) as u8 as f64).collect()),
+            None => Err(ModelError::Chat(format!(
+                "the reply starts with none of {options:?}: {}",
+                reply.chars().take(40).collect::<String>()
+            ))),
+        }
+    }
+
     /// Whether requests must not overlap (a local model on the CPU): callers then run
     /// one at a time whatever concurrency they were given.
     fn one_at_a_time(&self) -> bool {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
+use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
@@ -162,20 +163,23 @@ impl LocalChat {
             .map_err(|e| ModelError::Local(format!("chat template: {e}")))
     }
 
-    fn generate(&self, system: &str, user: &str, json: bool) -> Result<String, ModelError> {
-        let mut last = self
-            .last
-            .lock()
-            .map_err(|_| ModelError::Local("an earlier generation panicked".into()))?;
+    /// A context holding the prompt (system and user message in the chat template), with
+    /// the logits of its last token: the prompt's tokens, the batch and the prefill time.
+    fn prefill(
+        &self,
+        system: &str,
+        user: &str,
+        reply_tokens: u32,
+    ) -> Result<(LlamaContext<'_>, LlamaBatch<'_>, usize, f64), ModelError> {
         let cfg = &self.config;
         let prompt = self.prompt(system, user)?;
         let tokens = self.model.vocab().tokenize(prompt.as_bytes(), false, true);
         let budget = cfg.context_tokens as usize;
-        if tokens.len() + cfg.max_tokens as usize > budget {
+        if tokens.len() + reply_tokens as usize > budget {
             return Err(ModelError::Local(format!(
                 "the prompt has {} tokens; with max_tokens {} it does not fit context_tokens {}",
                 tokens.len(),
-                cfg.max_tokens,
+                reply_tokens,
                 budget
             )));
         }
@@ -198,7 +202,58 @@ impl LocalChat {
         }
         ctx.decode(&mut batch)
             .map_err(|e| ModelError::Local(format!("prefill: {e}")))?;
-        let prefill_secs = started.elapsed().as_secs_f64();
+        Ok((ctx, batch, tokens.len(), started.elapsed().as_secs_f64()))
+    }
+
+    /// The options' probabilities as the reply's first token, from the prompt's last
+    /// logits (a softmax over the options' logits). Each option must be one token.
+    fn first_token_probabilities(
+        &self,
+        system: &str,
+        user: &str,
+        options: &[&str],
+    ) -> Result<Vec<f64>, ModelError> {
+        let mut last = self
+            .last
+            .lock()
+            .map_err(|_| ModelError::Local("an earlier generation panicked".into()))?;
+        let ids = options
+            .iter()
+            .map(
+                |o| match self.model.vocab().tokenize(o.as_bytes(), false, false)[..] {
+                    [one] => Ok(one),
+                    _ => Err(ModelError::Local(format!(
+                        "option `{o}` is not one token of this model"
+                    ))),
+                },
+            )
+            .collect::<Result<Vec<_>, _>>()?;
+        let (ctx, batch, prompt_tokens, prefill_secs) = self.prefill(system, user, 1)?;
+        let logits = ctx.get_logits_ith(batch.n_tokens() - 1);
+        let chosen: Vec<f64> = ids.iter().map(|t| logits[t.0 as usize] as f64).collect();
+        let top = chosen.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let exp: Vec<f64> = chosen.iter().map(|l| (l - top).exp()).collect();
+        let sum: f64 = exp.iter().sum();
+        let stats = GenerationStats {
+            prompt_tokens,
+            prefill_secs,
+            ..Default::default()
+        };
+        last.1.replies += 1;
+        last.1.prompt_tokens += prompt_tokens;
+        last.1.prefill_secs += prefill_secs;
+        last.0 = stats;
+        Ok(exp.into_iter().map(|e| e / sum).collect())
+    }
+
+    fn generate(&self, system: &str, user: &str, json: bool) -> Result<String, ModelError> {
+        let mut last = self
+            .last
+            .lock()
+            .map_err(|_| ModelError::Local("an earlier generation panicked".into()))?;
+        let cfg = &self.config;
+        let (mut ctx, mut batch, prompt_tokens, prefill_secs) =
+            self.prefill(system, user, cfg.max_tokens)?;
         // The JSON grammar is checked against the token the plain chain picks, and only
         // when that token breaks it is the whole vocabulary filtered (as llama.cpp's own
         // sampler does): filtering 150k tokens at every step made generation ~10x slower.
@@ -221,7 +276,7 @@ impl LocalChat {
         };
         let started = Instant::now();
         let mut bytes = Vec::new();
-        let mut pos = tokens.len() as i32;
+        let mut pos = prompt_tokens as i32;
         let mut generated = 0usize;
         let mut truncated = true;
         while generated < cfg.max_tokens as usize {
@@ -256,7 +311,7 @@ impl LocalChat {
                 .map_err(|e| ModelError::Local(format!("generation: {e}")))?;
         }
         let stats = GenerationStats {
-            prompt_tokens: tokens.len(),
+            prompt_tokens,
             prefill_secs,
             generated_tokens: generated,
             generation_secs: started.elapsed().as_secs_f64(),
@@ -307,6 +362,15 @@ impl ChatModel for LocalChat {
 
     fn complete_json(&self, system: &str, user: &str) -> Result<String, ModelError> {
         self.generate(system, user, true)
+    }
+
+    fn option_probabilities(
+        &self,
+        system: &str,
+        user: &str,
+        options: &[&str],
+    ) -> Result<Vec<f64>, ModelError> {
+        self.first_token_probabilities(system, user, options)
     }
 
     fn one_at_a_time(&self) -> bool {

@@ -105,12 +105,27 @@ pub struct LlmSettings {
     pub max_tokens: Option<u32>,
     /// local: prompt plus reply in tokens (default 4096).
     pub context_tokens: Option<u32>,
+    /// build: after extraction the model judges each kept triple against its article,
+    /// and triples it gives a probability below this of being right are dropped (absent:
+    /// no second look). Between 0 and 1.
+    pub verify_triples: Option<f64>,
 }
 
 impl LlmSettings {
     /// Requests in flight at once during extraction (at least 1).
     pub fn concurrency(&self) -> usize {
         self.concurrency.unwrap_or(2).max(1)
+    }
+
+    /// The probability below which the build's verification drops a triple, if set.
+    pub fn verify_threshold(&self) -> Result<Option<f64>, ModelError> {
+        match self.verify_triples {
+            Some(p) if !(p > 0.0 && p < 1.0) => Err(bad(
+                "llm",
+                format!("verify_triples = {p}: give a probability between 0 and 1 (e.g. 0.5)"),
+            )),
+            p => Ok(p),
+        }
     }
 
     /// The chat model this table names (a local model is loaded here).

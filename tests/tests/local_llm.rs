@@ -105,3 +105,43 @@ fn a_local_answer_cites_only_articles_of_the_store() {
         assert!(engine.is_article(&c.iri), "{c:?}");
     }
 }
+
+#[test]
+fn a_local_verification_reads_yes_and_no_from_the_logits() {
+    let Some(chat) = chat() else { return };
+    let article = kg_build::extract::user_prompt(
+        "中华人民共和国社会保险法",
+        "第七十九条",
+        "社会保险行政部门对社会保险基金的收支、管理和投资运营情况进行监督检查。被检查的用人单位和个人应当如实提供与社会保险有关的资料，不得拒绝检查或者谎报、瞒报。",
+    );
+    let triple = |object: &str| kg_build::extract::Triple {
+        subject: "被检查的用人单位和个人".into(),
+        relation: "主体-义务".into(),
+        object: object.into(),
+    };
+    let user = kg_build::verify::user_prompt(&article, &triple("如实提供与社会保险有关的资料"));
+    let p = chat
+        .option_probabilities(
+            kg_build::verify::system_prompt(),
+            &user,
+            &kg_build::verify::OPTIONS,
+        )
+        .expect("是 and 否 are one token each");
+    assert_eq!(p.len(), 2);
+    assert!(
+        (p[0] + p[1] - 1.0).abs() < 1e-9 && p.iter().all(|x| *x > 0.0),
+        "{p:?}"
+    );
+    // Only the prompt is read: no token is generated.
+    let s = chat.last_stats();
+    assert!(s.prompt_tokens > 50 && s.generated_tokens == 0, "{s:?}");
+    // A judgement is one token, not a phrase.
+    let err = chat
+        .option_probabilities(
+            kg_build::verify::system_prompt(),
+            &user,
+            &["是的，正确", "否"],
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("not one token"), "{err}");
+}

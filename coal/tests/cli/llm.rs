@@ -459,3 +459,192 @@ fn protocol_entity_fusion_merges_by_rules_asks_the_llm_when_unsure_and_records_e
     // asked again (two attempts).
     assert_eq!(asked, 2, "{asked} requests");
 }
+
+/// An endpoint that extracts one triple from 第一条 and one from 第二条 of 示范保障法 and,
+/// asked to verify (the verification's system prompt says 审核), answers 否 for the
+/// statement about 保障妇女的合法权益 and 是 for every other.
+struct ScriptedVerifier;
+
+impl wiremock::Respond for ScriptedVerifier {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body = String::from_utf8_lossy(&request.body);
+        if body.contains("审核") {
+            return chat_reply(match body.contains("「保障妇女的合法权益」") {
+                true => "否",
+                false => "是",
+            });
+        }
+        chat_reply(if body.contains("第一条") {
+            "{\"triples\":[{\"subject\":\"本法\",\"relation\":\"规定\",\"object\":\"保障妇女的合法权益\"}]}"
+        } else if body.contains("第二条") {
+            "{\"triples\":[{\"subject\":\"妇女\",\"relation\":\"主体-权利\",\"object\":\"与男子平等的权利\"}]}"
+        } else {
+            "{\"triples\":[]}"
+        })
+    }
+}
+
+fn verifier_config(dir: &Path, server: &wiremock::MockServer, verify: &str) -> String {
+    let config = dir.join("coal.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[llm]\nurl = \"{}\"\nmodel = \"scripted\"\nattempts = 1\nconcurrency = 1\n{verify}",
+            server.uri()
+        ),
+    )
+    .unwrap();
+    config.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn protocol_verify_triples_drops_the_triples_the_model_says_its_article_does_not_say() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(wiremock::MockServer::start());
+    rt.block_on(
+        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
+            .respond_with(ScriptedVerifier)
+            .mount(&server),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let c = verifier_config(dir.path(), &server, "verify_triples = 0.5\n");
+    let built = build_with(&store, &fixtures().join("versions"), &["--config", &c]);
+    let e = &built["extraction"];
+    let v = &e["verification"];
+    // 第一条 of both versions and 第二条 of the first (the second version's 第二条 says
+    // something else, so the grounding drops its triple).
+    assert_eq!(
+        (&v["judged"], &v["refused"], &v["failed"]),
+        (&3.into(), &2.into(), &0.into()),
+        "{e}"
+    );
+    assert_eq!(e["triples"], 1, "{e}");
+    let q = coal(&[
+        "sparql",
+        "--store",
+        store.to_str().unwrap(),
+        "--format",
+        "csv",
+        "SELECT ?object WHERE { ?t a coal:ExtractedTriple ; coal:tripleObject ?object }",
+    ]);
+    let text = stdout(&q);
+    assert!(
+        text.contains("与男子平等的权利") && !text.contains("保障妇女"),
+        "{text}"
+    );
+    // Without the key nothing is verified and the three triples stay.
+    let c = verifier_config(dir.path(), &server, "");
+    let plain = build_with(&store, &fixtures().join("versions"), &["--config", &c]);
+    assert!(
+        plain["extraction"]["verification"].is_null(),
+        "{}",
+        plain["extraction"]
+    );
+    assert_eq!(plain["extraction"]["triples"], 3, "{}", plain["extraction"]);
+    // A threshold that is no probability is refused by name.
+    let c = verifier_config(dir.path(), &server, "verify_triples = 1.5\n");
+    let bad = coal(&[
+        "build",
+        "--config",
+        &c,
+        "--corpus",
+        fixtures().join("versions").to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("verify_triples = 1.5"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}
+
+#[test]
+fn protocol_eval_triples_reports_the_precision_of_each_filter() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(wiremock::MockServer::start());
+    rt.block_on(
+        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
+            .respond_with(ScriptedVerifier)
+            .mount(&server),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let c = verifier_config(dir.path(), &server, "");
+    // Judged by hand: the 规定 triple wrong, the right one right, and a third that the
+    // grounding rules refuse (its object is not in the article).
+    let line = |article: &str, s: &str, r: &str, o: &str, correct: bool| {
+        serde_json::json!({"law": "示范保障法(2018-10-26).md", "article": article, "subject": s,
+            "relation": r, "object": o, "correct": correct})
+        .to_string()
+    };
+    let sample = dir.path().join("sample.jsonl");
+    std::fs::write(
+        &sample,
+        [
+            line("第一条", "本法", "规定", "保障妇女的合法权益", false),
+            line("第二条", "妇女", "主体-权利", "与男子平等的权利", true),
+            line("第二条", "妇女", "主体-权利", "选举权", true),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let per_triple = dir.path().join("judged.jsonl");
+    let out = coal(&[
+        "eval",
+        "triples",
+        "--config",
+        &c,
+        "--corpus",
+        fixtures().join("versions").to_str().unwrap(),
+        "--sample",
+        sample.to_str().unwrap(),
+        "--thresholds",
+        "0.5",
+        "--cache",
+        dir.path().join("cache.jsonl").to_str().unwrap(),
+        "--per-triple",
+        per_triple.to_str().unwrap(),
+    ]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("| sample | 3 | 2 | grounding | 1 | 1 | 50.0% | 1 |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| sample | 3 | 2 | grounding + P(是) ≥ 0.5 | 1 | 0 | 100.0% | 1 |"),
+        "{text}"
+    );
+    let judged: Vec<serde_json::Value> = std::fs::read_to_string(&per_triple)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(judged.len(), 3);
+    assert_eq!(
+        (&judged[0]["p"], &judged[1]["p"]),
+        (&0.0.into(), &1.0.into())
+    );
+    assert!(judged[2]["p"].is_null() && judged[2]["grounded"] == false);
+    // An article the law does not have is named with its line.
+    std::fs::write(&sample, line("第九十九条", "本法", "规定", "x", false)).unwrap();
+    let bad = coal(&[
+        "eval",
+        "triples",
+        "--config",
+        &c,
+        "--corpus",
+        fixtures().join("versions").to_str().unwrap(),
+        "--sample",
+        sample.to_str().unwrap(),
+        "--cache",
+        dir.path().join("cache.jsonl").to_str().unwrap(),
+    ]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("line 1") && err.contains("第九十九条"),
+        "{err}"
+    );
+}
