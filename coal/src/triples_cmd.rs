@@ -9,26 +9,14 @@ use anyhow::{Context, bail};
 
 use crate::config::EvalTriplesArgs;
 
-#[derive(serde::Deserialize)]
-struct Checked {
-    law: String,
-    article: String,
-    subject: String,
-    relation: String,
-    object: String,
-    correct: bool,
-}
+use kg_build::verify::CheckedTriple;
 
 /// One checked triple after both filters (`p`: the model's P(是), for grounded ones).
 #[derive(serde::Serialize)]
 struct Judged {
     sample: String,
-    law: String,
-    article: String,
-    subject: String,
-    relation: String,
-    object: String,
-    correct: bool,
+    #[serde(flatten)]
+    checked: CheckedTriple,
     grounded: bool,
     p: Option<f64>,
 }
@@ -80,7 +68,7 @@ pub fn run(args: EvalTriplesArgs) -> anyhow::Result<()> {
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         let started = std::time::Instant::now();
         for (n, line) in lines.iter().enumerate() {
-            let c: Checked = serde_json::from_str(line)
+            let c: CheckedTriple = serde_json::from_str(line)
                 .with_context(|| format!("{} line {}", sample.display(), n + 1))?;
             if !laws.contains_key(&c.law) {
                 laws.insert(c.law.clone(), read_law(&args.corpus, &c.law)?);
@@ -95,11 +83,7 @@ pub fn run(args: EvalTriplesArgs) -> anyhow::Result<()> {
                     c.article
                 );
             };
-            let triple = kg_build::extract::Triple {
-                subject: c.subject.clone(),
-                relation: c.relation.clone(),
-                object: c.object.clone(),
-            };
+            let triple = c.triple();
             let grounded = kg_build::grounding::check(&triple, body, title).is_ok();
             let p =
                 match grounded {
@@ -119,12 +103,7 @@ pub fn run(args: EvalTriplesArgs) -> anyhow::Result<()> {
             );
             judged.push(Judged {
                 sample: name.clone(),
-                law: c.law,
-                article: c.article,
-                subject: c.subject,
-                relation: c.relation,
-                object: c.object,
-                correct: c.correct,
+                checked: c,
                 grounded,
                 p,
             });
@@ -143,8 +122,14 @@ pub fn run(args: EvalTriplesArgs) -> anyhow::Result<()> {
 
 /// Kept right, kept wrong, and the precision as text.
 fn kept(triples: &[&Judged], keep: impl Fn(&Judged) -> bool) -> (usize, usize, String) {
-    let right = triples.iter().filter(|j| j.correct && keep(j)).count();
-    let wrong = triples.iter().filter(|j| !j.correct && keep(j)).count();
+    let right = triples
+        .iter()
+        .filter(|j| j.checked.correct && keep(j))
+        .count();
+    let wrong = triples
+        .iter()
+        .filter(|j| !j.checked.correct && keep(j))
+        .count();
     let precision = match right + wrong {
         0 => "–".to_owned(),
         n => format!("{:.1}%", 100.0 * right as f64 / n as f64),
@@ -176,7 +161,7 @@ fn print_table(judged: &[Judged], thresholds: &[f64], model: &str) {
         })
         .chain((samples.len() > 1).then(|| ("all".to_owned(), all)));
     for (name, triples) in groups {
-        let right = triples.iter().filter(|j| j.correct).count();
+        let right = triples.iter().filter(|j| j.checked.correct).count();
         let row = |filter: String, keep: &dyn Fn(&Judged) -> bool| {
             let (r, w, p) = kept(&triples, keep);
             println!(

@@ -93,6 +93,28 @@ pub fn judge(chat: &dyn ChatModel, cache: &ReplyCache, article: &str, t: &Triple
     }
 }
 
+/// One line of a hand-checked sample (`tests/fixtures/checked-triples*.jsonl`): a triple
+/// an extraction kept, its law (path under the corpus) and article, and the judgement.
+#[derive(Debug, Clone, serde::Deserialize, Serialize)]
+pub struct CheckedTriple {
+    pub law: String,
+    pub article: String,
+    pub subject: String,
+    pub relation: String,
+    pub object: String,
+    pub correct: bool,
+}
+
+impl CheckedTriple {
+    pub fn triple(&self) -> Triple {
+        Triple {
+            subject: self.subject.clone(),
+            relation: self.relation.clone(),
+            object: self.object.clone(),
+        }
+    }
+}
+
 /// What the verification did, for the build summary.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct VerifyReport {

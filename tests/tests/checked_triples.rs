@@ -12,15 +12,7 @@ use std::collections::{HashMap, HashSet};
 
 use coal_tests::lawrefbook;
 
-#[derive(serde::Deserialize)]
-struct Checked {
-    law: String,
-    article: String,
-    subject: String,
-    relation: String,
-    object: String,
-    correct: bool,
-}
+use kg_build::verify::CheckedTriple as Checked;
 
 /// Character bigrams of `s` (punctuation included: the article text has it too).
 fn bigrams(s: &str) -> HashSet<(char, char)> {
@@ -82,11 +74,7 @@ fn ground_sample(text: &str, size: usize) -> Outcome {
         let (article, body) = law
             .get(&c.article)
             .unwrap_or_else(|| panic!("{} has no {}", c.law, c.article));
-        let triple = kg_build::extract::Triple {
-            subject: c.subject.clone(),
-            relation: c.relation.clone(),
-            object: c.object.clone(),
-        };
+        let triple = c.triple();
         let grounded = kg_build::grounding::check(&triple, body, title).is_ok();
         outcome.correct += c.correct as usize;
         match (grounded, c.correct) {

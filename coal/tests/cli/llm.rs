@@ -484,6 +484,18 @@ impl wiremock::Respond for ScriptedVerifier {
     }
 }
 
+/// A [`ScriptedVerifier`] started (the runtime must outlive the test's requests).
+fn verifier_server() -> (tokio::runtime::Runtime, wiremock::MockServer) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(wiremock::MockServer::start());
+    rt.block_on(
+        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
+            .respond_with(ScriptedVerifier)
+            .mount(&server),
+    );
+    (rt, server)
+}
+
 fn verifier_config(dir: &Path, server: &wiremock::MockServer, verify: &str) -> String {
     let config = dir.join("coal.toml");
     std::fs::write(
@@ -499,13 +511,7 @@ fn verifier_config(dir: &Path, server: &wiremock::MockServer, verify: &str) -> S
 
 #[test]
 fn protocol_verify_triples_drops_the_triples_the_model_says_its_article_does_not_say() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let server = rt.block_on(wiremock::MockServer::start());
-    rt.block_on(
-        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
-            .respond_with(ScriptedVerifier)
-            .mount(&server),
-    );
+    let (_rt, server) = verifier_server();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     let c = verifier_config(dir.path(), &server, "verify_triples = 0.5\n");
@@ -563,13 +569,7 @@ fn protocol_verify_triples_drops_the_triples_the_model_says_its_article_does_not
 
 #[test]
 fn protocol_eval_triples_reports_the_precision_of_each_filter() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let server = rt.block_on(wiremock::MockServer::start());
-    rt.block_on(
-        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
-            .respond_with(ScriptedVerifier)
-            .mount(&server),
-    );
+    let (_rt, server) = verifier_server();
     let dir = tempfile::tempdir().unwrap();
     let c = verifier_config(dir.path(), &server, "");
     // Judged by hand: the 规定 triple wrong, the right one right, and a third that the
