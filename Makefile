@@ -265,7 +265,8 @@ extraction-sample-unseen: coal model
 # A fourth hand-checked sample, drawn after the verification was written: 残疾人保障法
 # extracted by the local 1.5B model (2 threads, replies cached, no embeddings: only the
 # triples are wanted), every triple the grounding rules kept; held in
-# tests/fixtures/checked-triples-fourth.jsonl in this order, judged by hand.
+# tests/fixtures/checked-triples-fourth.jsonl in this order, judged by hand; then the
+# build again with `verify_triples = 0.75`.
 FOURTH_STORE ?= /tmp/coal-s16-extract4-store
 extraction-sample-fourth: coal
 	$(MAKE) llm-model LLM_SIZE=1.5b
@@ -274,6 +275,10 @@ extraction-sample-fourth: coal
 	$(COAL) build --config /tmp/coal-extract4.toml --extract-law 残疾人保障法 --no-embeddings \
 		--corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(FOURTH_STORE) | grep -E "extraction|generation|time:"
 	$(COAL) sparql --store $(FOURTH_STORE) --file examples/extracted-triples.rq --format csv
+	@# The same build with the verification on (replies cached: only the judgements run).
+	(cat /tmp/coal-extract4.toml; echo "verify_triples = 0.75") > /tmp/coal-extract4-verify.toml
+	$(COAL) build --config /tmp/coal-extract4-verify.toml --extract-law 残疾人保障法 --no-embeddings \
+		--corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(FOURTH_STORE) | grep -E "extraction|verification"
 
 # The model's second look at extracted triples (`[llm] verify_triples`) on the four
 # hand-checked samples: precision and right triples lost at each threshold of P(是).

@@ -250,11 +250,11 @@ impl ReplyCache {
         hex::encode(h.finalize())
     }
 
-    pub(crate) fn get(&self, key: &str) -> Option<&String> {
+    fn get(&self, key: &str) -> Option<&String> {
         self.map.get(key)
     }
 
-    pub(crate) fn append(&self, key: &str, reply: &str) -> std::io::Result<()> {
+    fn append(&self, key: &str, reply: &str) -> std::io::Result<()> {
         let line = serde_json::to_string(&CacheLine {
             key: key.to_owned(),
             reply: reply.to_owned(),
@@ -287,6 +287,26 @@ pub fn ask_cached<T>(
     user: &str,
     parse: impl Fn(&str) -> Result<T, String>,
 ) -> Asked<T> {
+    ask_cached_with(
+        chat,
+        cache,
+        system,
+        user,
+        || chat.complete_json(system, user),
+        parse,
+    )
+}
+
+/// [`ask_cached`] with the call to the model given: what `call` returns is what is
+/// cached and parsed (a JSON reply, or a judgement written as text).
+pub fn ask_cached_with<T>(
+    chat: &dyn ChatModel,
+    cache: &ReplyCache,
+    system: &str,
+    user: &str,
+    call: impl Fn() -> Result<String, coal_models::ModelError>,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Asked<T> {
     let key = ReplyCache::key(chat.id(), system, user);
     if let Some(reply) = cache.get(&key) {
         return Asked {
@@ -297,7 +317,7 @@ pub fn ask_cached<T>(
     }
     let mut last = String::new();
     for calls in 1..=ATTEMPTS {
-        match chat.complete_json(system, user) {
+        match call() {
             Ok(reply) => match parse(&reply) {
                 Ok(parsed) => {
                     // A failed cache write only means the next build asks again.

@@ -16,9 +16,6 @@ use crate::extract::{Asked, Job, ReplyCache, Triple};
 /// The answers the model chooses between, each one token.
 pub const OPTIONS: [&str; 2] = ["是", "否"];
 
-/// Attempts per triple when the backend fails (a reply starting with neither option).
-const ATTEMPTS: usize = 2;
-
 pub fn system_prompt() -> &'static str {
     "你审核从法律条文中抽取的陈述。给你一条条文和一句陈述，判断陈述是否忠实于条文：\
      主体必须是条文中承担这项权利、义务或责任的一方，行为和对象与条文一致，\
@@ -59,38 +56,21 @@ pub fn user_prompt(article: &str, t: &Triple) -> String {
 }
 
 /// The model's probability that `article` says what `t` says, through the reply cache
-/// (a cached judgement costs no call). `Err` when every attempt failed.
+/// (a cached judgement costs no call; a failing backend is asked again, then `Err`).
 pub fn judge(chat: &dyn ChatModel, cache: &ReplyCache, article: &str, t: &Triple) -> Asked<f64> {
     let system = system_prompt();
     let user = user_prompt(article, t);
-    let key = ReplyCache::key(chat.id(), system, &user);
-    if let Some(p) = cache.get(&key).and_then(|r| r.parse::<f64>().ok()) {
-        return Asked {
-            outcome: Ok(p),
-            calls: 0,
-            from_cache: true,
-        };
-    }
-    let mut last = String::new();
-    for calls in 1..=ATTEMPTS {
-        match chat.option_probabilities(system, &user, &OPTIONS) {
-            Ok(p) => {
-                // A failed cache write only means the next build asks again.
-                let _ = cache.append(&key, &p[0].to_string());
-                return Asked {
-                    outcome: Ok(p[0]),
-                    calls,
-                    from_cache: false,
-                };
-            }
-            Err(e) => last = e.to_string(),
-        }
-    }
-    Asked {
-        outcome: Err(last),
-        calls: ATTEMPTS,
-        from_cache: false,
-    }
+    crate::extract::ask_cached_with(
+        chat,
+        cache,
+        system,
+        &user,
+        || Ok(chat.option_probabilities(system, &user, &OPTIONS)?[0].to_string()),
+        |p| {
+            p.parse::<f64>()
+                .map_err(|e| format!("not a probability: {e}"))
+        },
+    )
 }
 
 /// One line of a hand-checked sample (`tests/fixtures/checked-triples*.jsonl`): a triple

@@ -72,6 +72,18 @@ pub struct GenerationStats {
     pub truncated: bool,
 }
 
+impl ChatTotals {
+    /// One more reply.
+    fn add(&mut self, s: &GenerationStats) {
+        self.replies += 1;
+        self.prompt_tokens += s.prompt_tokens;
+        self.prefill_secs += s.prefill_secs;
+        self.generated_tokens += s.generated_tokens;
+        self.generation_secs += s.generation_secs;
+        self.truncated += s.truncated as usize;
+    }
+}
+
 impl GenerationStats {
     pub fn tokens_per_sec(&self) -> f64 {
         if self.generation_secs > 0.0 {
@@ -239,9 +251,7 @@ impl LocalChat {
             prefill_secs,
             ..Default::default()
         };
-        last.1.replies += 1;
-        last.1.prompt_tokens += prompt_tokens;
-        last.1.prefill_secs += prefill_secs;
+        last.1.add(&stats);
         last.0 = stats;
         Ok(exp.into_iter().map(|e| e / sum).collect())
     }
@@ -317,13 +327,7 @@ impl LocalChat {
             generation_secs: started.elapsed().as_secs_f64(),
             truncated,
         };
-        let totals = &mut last.1;
-        totals.replies += 1;
-        totals.prompt_tokens += stats.prompt_tokens;
-        totals.prefill_secs += stats.prefill_secs;
-        totals.generated_tokens += stats.generated_tokens;
-        totals.generation_secs += stats.generation_secs;
-        totals.truncated += stats.truncated as usize;
+        last.1.add(&stats);
         last.0 = stats;
         // Pieces are bytes: a character may span two tokens, so decode once at the end.
         Ok(String::from_utf8_lossy(&bytes).into_owned())

@@ -590,20 +590,28 @@ fn protocol_eval_triples_reports_the_precision_of_each_filter() {
         .join("\n"),
     )
     .unwrap();
+    let corpus = fixtures().join("versions");
+    let cache = dir.path().join("cache.jsonl");
+    let eval = |more: &[&str]| {
+        let mut args = vec![
+            "eval",
+            "triples",
+            "--config",
+            &c,
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--sample",
+            sample.to_str().unwrap(),
+            "--cache",
+            cache.to_str().unwrap(),
+        ];
+        args.extend(more);
+        coal(&args)
+    };
     let per_triple = dir.path().join("judged.jsonl");
-    let out = coal(&[
-        "eval",
-        "triples",
-        "--config",
-        &c,
-        "--corpus",
-        fixtures().join("versions").to_str().unwrap(),
-        "--sample",
-        sample.to_str().unwrap(),
+    let out = eval(&[
         "--thresholds",
         "0.5",
-        "--cache",
-        dir.path().join("cache.jsonl").to_str().unwrap(),
         "--per-triple",
         per_triple.to_str().unwrap(),
     ]);
@@ -629,18 +637,7 @@ fn protocol_eval_triples_reports_the_precision_of_each_filter() {
     assert!(judged[2]["p"].is_null() && judged[2]["grounded"] == false);
     // An article the law does not have is named with its line.
     std::fs::write(&sample, line("第九十九条", "本法", "规定", "x", false)).unwrap();
-    let bad = coal(&[
-        "eval",
-        "triples",
-        "--config",
-        &c,
-        "--corpus",
-        fixtures().join("versions").to_str().unwrap(),
-        "--sample",
-        sample.to_str().unwrap(),
-        "--cache",
-        dir.path().join("cache.jsonl").to_str().unwrap(),
-    ]);
+    let bad = eval(&[]);
     assert!(!bad.status.success());
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(
