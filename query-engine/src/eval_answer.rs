@@ -124,6 +124,10 @@ pub struct ItemResult {
     /// Gold articles, and the recall of the first 10 of the ranking.
     pub gold: usize,
     pub recall_at_10: Option<f64>,
+    /// The IRIs that count for each gold article, and the tier's ranking (its first
+    /// [`PER_ITEM_RANKED`]): what re-ranking experiments replay without asking again.
+    pub gold_iris: Vec<Vec<String>>,
+    pub ranked: Vec<String>,
     /// The routing signals (absent for lookups).
     pub c_intrinsic: Option<f64>,
     pub c_consistency: Option<f64>,
@@ -132,6 +136,9 @@ pub struct ItemResult {
     /// Links to the graph by kind.
     pub links: std::collections::BTreeMap<String, usize>,
 }
+
+/// How much of each question's ranking `--per-item` keeps.
+pub const PER_ITEM_RANKED: usize = 30;
 
 /// What a configured chat model is used for in an evaluation (by default: both).
 #[derive(Debug, Clone, Copy, Default)]
@@ -196,6 +203,21 @@ pub fn evaluate(
             gold: golds.len(),
             recall_at_10: article_prf(&a.trace.ranked[..a.trace.ranked.len().min(10)], golds)
                 .map(|x| x.1),
+            gold_iris: golds
+                .iter()
+                .map(|g| {
+                    let mut v: Vec<String> = g.iter().cloned().collect();
+                    v.sort();
+                    v
+                })
+                .collect(),
+            ranked: a
+                .trace
+                .ranked
+                .iter()
+                .take(PER_ITEM_RANKED)
+                .cloned()
+                .collect(),
             c_intrinsic: cx.map(|c| c.intrinsic.c_intrinsic),
             c_consistency: cx.map(|c| c.consistency.c_consistency),
             c_final: cx.map(|c| c.c_final),

@@ -53,6 +53,9 @@ pub struct MethodConfig {
     pub graph_max_cost: f64,
     pub graph_max_nodes: usize,
     pub graph_fan_out_penalty: f64,
+    /// What a step from an article to the next or previous one of its law costs (a hop
+    /// through the chapter costs 2 and more): how near document order keeps neighbours.
+    pub graph_adjacent_cost: f64,
     /// Tier 2's re-ranking learned by `coal fit-rerank` (`[method.rerank_learned]`); the
     /// `rerank_*` weights above still make the section evidence it reads. Its scores are
     /// probability ratios (best 1), which fall off more steeply than the hand scores: tier
@@ -131,6 +134,7 @@ impl MethodConfig {
             graph_max_cost: 4.0,
             graph_max_nodes: 5_000,
             graph_fan_out_penalty: 0.25,
+            graph_adjacent_cost: 1.0,
             rerank_learned: None,
             graph_learned: None,
         }
@@ -208,6 +212,15 @@ impl MethodConfig {
             return Err(MethodError::new(
                 "graph_max_cost",
                 "method.graph_max_cost and method.graph_max_nodes must be positive",
+            ));
+        }
+        if !(self.graph_adjacent_cost.is_finite() && self.graph_adjacent_cost > 0.0) {
+            return Err(MethodError::new(
+                "graph_adjacent_cost",
+                format!(
+                    "method.graph_adjacent_cost = {} must be a positive number",
+                    self.graph_adjacent_cost
+                ),
             ));
         }
         if self.n <= 0.0 || self.consistency_k == 0 {

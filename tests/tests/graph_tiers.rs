@@ -79,12 +79,20 @@ fn the_query_graph_holds_the_builds_hierarchy_and_walks_it() {
         path,
         "《劳动合同法》第八十七条 → 第八十七条第一款 → cites → 第四十七条"
     );
-    // Two articles of one chapter are two hops apart, through the chapter.
+    // Neighbours in document order are one step apart; without that edge two articles of
+    // one chapter are two hops apart, through the chapter.
     let a46 = g
         .get(&format!("{ELI}劳动合同法/2012-12-28/art_46"))
         .unwrap();
     let steps = from.path(a46).map(|s| s.len());
     let from46 = ShortestPaths::from(g, a46, Bounds::default(), &mut scratch);
+    let next = describe(g, a46, &from46.path(a47).unwrap());
+    assert_eq!(next, "《劳动合同法》第四十六条 → next → 第四十七条");
+    let no_order = Bounds {
+        adjacent_cost: 10.0,
+        ..Bounds::default()
+    };
+    let from46 = ShortestPaths::from(g, a46, no_order, &mut scratch);
     let via_chapter = describe(g, a46, &from46.path(a47).unwrap());
     assert_eq!(
         via_chapter,

@@ -240,11 +240,7 @@ impl Engine {
         let dense = paragraph_level_dense(r, cfg.graph_paragraph);
         let text = crate::rerank::rerank(&dense, &r.bm25, &r.bigram, Some(g), cfg);
         let seeds = seeds(g, links, &text);
-        let bounds = Bounds {
-            max_cost: cfg.graph_max_cost,
-            max_nodes: cfg.graph_max_nodes,
-            fan_out_penalty: cfg.graph_fan_out_penalty,
-        };
+        let bounds = Bounds::of_method(cfg);
         let searches: Vec<ShortestPaths> = self.with_scratch(|scratch| {
             seeds
                 .iter()

@@ -70,11 +70,7 @@ impl Engine {
         let explicit: Vec<&Link> = links.iter().filter(|l| l.kind != LinkKind::Topic).collect();
         let mut reachable: HashSet<NodeId> = HashSet::default();
         if !explicit.is_empty() {
-            let bounds = Bounds {
-                max_cost: self.cfg.graph_max_cost,
-                max_nodes: self.cfg.graph_max_nodes,
-                fan_out_penalty: self.cfg.graph_fan_out_penalty,
-            };
+            let bounds = Bounds::of_method(&self.cfg);
             self.with_scratch(|scratch| {
                 for l in &explicit {
                     let paths = ShortestPaths::from(g, l.node, bounds, scratch);

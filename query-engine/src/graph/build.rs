@@ -98,6 +98,38 @@ fn article_of(data: &StatuteGraphData, mut n: u32) -> Option<u32> {
     }
 }
 
+/// Each law's articles as they are read: a walk of the hierarchy with every node's
+/// children in their order (an article of 第二章 after the last one of 第一章).
+fn articles_in_document_order(data: &StatuteGraphData) -> Vec<Vec<u32>> {
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); data.nodes.len()];
+    for (i, n) in data.nodes.iter().enumerate() {
+        if let Some(p) = n.parent {
+            children[p as usize].push(i as u32);
+        }
+    }
+    for kids in &mut children {
+        kids.sort_by_key(|&k| data.nodes[k as usize].order);
+    }
+    let mut laws = Vec::new();
+    for (root, n) in data.nodes.iter().enumerate() {
+        if n.kind != sg::HierarchyKind::Law {
+            continue;
+        }
+        let mut articles = Vec::new();
+        let mut stack = vec![root as u32];
+        while let Some(m) = stack.pop() {
+            match data.nodes[m as usize].kind {
+                sg::HierarchyKind::Article => articles.push(m),
+                // 款 and 项 are inside their article.
+                sg::HierarchyKind::Paragraph | sg::HierarchyKind::Item => {}
+                _ => stack.extend(children[m as usize].iter().rev()),
+            }
+        }
+        laws.push(articles);
+    }
+    laws
+}
+
 fn id(i: u32) -> NodeId {
     NodeIndex::<u32>::new(i as usize)
 }
@@ -126,6 +158,11 @@ impl Builder {
         for (i, n) in data.nodes.iter().enumerate() {
             if let Some(p) = n.parent {
                 self.link(id(p), id(i as u32), EdgeKind::Contains);
+            }
+        }
+        for law in articles_in_document_order(data) {
+            for pair in law.windows(2) {
+                self.link(id(pair[0]), id(pair[1]), EdgeKind::Precedes);
             }
         }
         let mut laws: Vec<LawInfo> = data

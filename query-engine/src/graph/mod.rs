@@ -108,9 +108,16 @@ pub enum EdgeKind {
     /// subject term → object term of an LLM triple (the relation is in the trace)
     Relates,
     RelatedFrom,
+    /// article → the next article of its law, in document order (an article and its
+    /// neighbours are often read together: 第四十六条 sets the severance, 第四十七条 its amount)
+    Precedes,
+    Follows,
 }
 
 impl EdgeKind {
+    /// How many kinds there are (the last one's index + 1).
+    pub const COUNT: usize = EdgeKind::Follows as usize + 1;
+
     /// The same edge walked the other way.
     pub fn reverse(self) -> EdgeKind {
         use EdgeKind::*;
@@ -135,6 +142,8 @@ impl EdgeKind {
             StatedIn => States,
             Relates => RelatedFrom,
             RelatedFrom => Relates,
+            Precedes => Follows,
+            Follows => Precedes,
         }
     }
 
@@ -160,6 +169,8 @@ impl EdgeKind {
             States => "states",
             StatedIn => "stated in",
             Relates | RelatedFrom => "relates to",
+            Precedes => "next",
+            Follows => "previous",
         }
     }
 }
@@ -595,8 +606,10 @@ pub(crate) mod tests {
     fn paths_go_through_chapters_and_citations_and_survive_a_cycle() {
         let g = sample();
         let id = |i: usize| NodeId::new(i);
+        // Document order dearer than any path here, so the other edges are what is walked.
         let bounds = Bounds {
             fan_out_penalty: 0.0,
+            adjacent_cost: 10.0,
             ..Bounds::default()
         };
         let mut scratch = Scratch::new(&g);
@@ -646,5 +659,38 @@ pub(crate) mod tests {
         };
         let from = ShortestPaths::from(&g, id(4), hub, &mut scratch);
         assert!(from.cost(id(3)).unwrap() > 2.0);
+    }
+
+    #[test]
+    fn document_order_links_each_article_to_the_next_across_chapters() {
+        let g = sample();
+        let id = |i: usize| NodeId::new(i);
+        // 甲法 reads 第一条, 第二条, 第一百三十三条之一 (第一章), 第三条 (第二章); 乙法's one
+        // article has no neighbour.
+        assert_eq!(g.stats.edges_by_kind["precedes"], 3);
+        let next = |n: usize| -> Vec<NodeId> {
+            g.steps(id(n))
+                .filter(|s| s.1 == EdgeKind::Precedes)
+                .map(|s| s.0)
+                .collect()
+        };
+        assert_eq!(next(3), vec![id(4)]);
+        assert_eq!(next(11), vec![id(5)], "from the end of 第一章 into 第二章");
+        assert!(next(5).is_empty() && next(10).is_empty());
+        let bounds = Bounds {
+            fan_out_penalty: 0.0,
+            adjacent_cost: 0.5,
+            ..Bounds::default()
+        };
+        let mut scratch = Scratch::new(&g);
+        let from = ShortestPaths::from(&g, id(5), bounds, &mut scratch);
+        assert_eq!(from.cost(id(11)), Some(0.5));
+        assert_eq!(from.cost(id(4)), Some(1.0), "two articles back");
+        assert_eq!(
+            describe(&g, id(5), &from.path(id(4)).unwrap()),
+            "《甲法》第三条 → previous → 第一百三十三条之一 → previous → 第二条"
+        );
+        // Never into another law.
+        assert!(from.cost(id(10)).is_none_or(|c| c >= 2.0));
     }
 }

@@ -15,9 +15,11 @@ use std::collections::BinaryHeap;
 use super::{EdgeKind, NodeId, NodeKind, StatuteGraph};
 
 /// What one step along an edge costs before the fan-out penalty; `None`: not walked.
-pub fn edge_cost(kind: EdgeKind) -> Option<f64> {
+/// Document order costs what `Bounds::adjacent_cost` says.
+pub fn edge_cost(kind: EdgeKind, bounds: &Bounds) -> Option<f64> {
     use EdgeKind::*;
     Some(match kind {
+        Precedes | Follows => bounds.adjacent_cost,
         Contains | ContainedIn => 1.0,
         Cites | CitedBy => 1.0,
         Defines | DefinedBy => 1.0,
@@ -39,6 +41,20 @@ pub struct Bounds {
     pub max_nodes: usize,
     /// Extra cost per natural log of a node's fan-out along the edge kind taken.
     pub fan_out_penalty: f64,
+    /// What a step to the next or previous article of a law costs.
+    pub adjacent_cost: f64,
+}
+
+impl Bounds {
+    /// The bounds `[method]` sets for the graph tiers.
+    pub fn of_method(cfg: &crate::method::MethodConfig) -> Bounds {
+        Bounds {
+            max_cost: cfg.graph_max_cost,
+            max_nodes: cfg.graph_max_nodes,
+            fan_out_penalty: cfg.graph_fan_out_penalty,
+            adjacent_cost: cfg.graph_adjacent_cost,
+        }
+    }
 }
 
 impl Default for Bounds {
@@ -47,6 +63,7 @@ impl Default for Bounds {
             max_cost: 4.0,
             max_nodes: 20_000,
             fan_out_penalty: 0.25,
+            adjacent_cost: 1.0,
         }
     }
 }
@@ -105,8 +122,6 @@ impl PartialOrd for Frontier {
     }
 }
 
-const KINDS: usize = 20;
-
 fn kind_index(k: EdgeKind) -> usize {
     k as usize
 }
@@ -139,13 +154,13 @@ impl ShortestPaths {
                 break;
             }
             // Fan-out per edge kind of this node.
-            let mut fan = [0u32; KINDS];
+            let mut fan = [0u32; EdgeKind::COUNT];
             for (_, kind) in g.steps(n) {
                 fan[kind_index(kind)] += 1;
             }
             let from_kind = g.kind(n);
             for (m, kind) in g.steps(n) {
-                let Some(base) = edge_cost(kind) else {
+                let Some(base) = edge_cost(kind, &bounds) else {
                     continue;
                 };
                 // Paragraphs and items are inside their article: no hop of their own.
