@@ -1,7 +1,7 @@
 //! Tier 3, graph retrieval: the question's links and its best text matches are seeds in
 //! the statute graph; bounded shortest paths from them reach articles through chapters
-//! and sections, citations, concepts, entities, topics and deferrals, and every article
-//! is scored by
+//! and sections, the articles next to them, citations, concepts, entities, topics and
+//! deferrals, and every article is scored by
 //!
 //! score(a) = text(a) + w_path·mm(path(a)) + w_heading·heading(a)
 //!

@@ -1,7 +1,8 @@
 //! Bounded shortest paths over the statute graph.
 //!
 //! From each seed (a node the question links to) a Dijkstra search walks containment,
-//! citation, concept/entity, topic, deferral and triple edges up to a cost bound, so
+//! document order (an article's neighbours), citation, concept/entity, topic, deferral and
+//! triple edges up to a cost bound, so
 //! chapter and section nodes are real hops: two articles of one chapter are two steps
 //! apart through it, two articles of one law four steps through the law's chapters. Leaving
 //! a node over a fan-out of many edges of one kind costs more (a concept mentioned by
