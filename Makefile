@@ -10,7 +10,7 @@ COAL    := target/debug/coal
 EVAL_PROFILE = $(SHARED)/corpus/profiles/eval.txt
 BUILD_EVAL_STORE = $(COAL) build --corpus $(CORPUS) --profile $(EVAL_PROFILE) --store $(EVAL_STORE) >/dev/null
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth eval-triples fit-rerank fit-graph calibrate calibrate-folds routing-analysis graph-weights-grid eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth eval-triples fit-rerank fit-graph calibrate calibrate-folds routing-analysis replay-rankings graph-weights-grid eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -206,7 +206,18 @@ routing-analysis: coal model
 		--observations /tmp/coal-observations.jsonl >/dev/null
 	python3 scripts/routing_analysis.py --observations /tmp/coal-observations.jsonl --config coal.toml
 
-# Tier 3's weights on a 3x2x2 grid (forced tier 3 on lecoqa.dev and lawbench-3-8.dev).
+# Tier 2's and tier 3's rankings replayed offline (scripts/replay_rankings.py): where the
+# missed gold articles of 2+-gold questions rank, a neighbour bonus and citation neighbours.
+replay-rankings: coal model
+	$(BUILD_EVAL_STORE)
+	$(COAL) eval answer --store $(EVAL_STORE) --variants tier2,tier3 --set $(SHARED)/eval/lecoqa.dev.jsonl \
+		--set $(SHARED)/eval/lawbench-3-8.dev.jsonl --per-item /tmp/coal-per-item.jsonl >/dev/null
+	$(COAL) sparql --store $(EVAL_STORE) --format csv \
+		'PREFIX coal: <https://w3id.org/coal/ontology#> SELECT ?from ?to WHERE { ?r coal:fromProvision ?from ; coal:refersTo ?to }' > /tmp/coal-cites.csv
+	python3 scripts/replay_rankings.py --per-item /tmp/coal-per-item.jsonl --cites /tmp/coal-cites.csv
+
+# Tier 3's weights on a 3x2x2 grid (forced tier 3 on lecoqa.dev and lawbench-3-8.dev); set
+# GRAPH_PATHS, GRAPH_PARAGRAPHS, GRAPH_HEADINGS or ADJACENT_COSTS to grid other values.
 graph-weights-grid: coal model
 	$(BUILD_EVAL_STORE)
 	scripts/graph_weights_grid.sh $(COAL) $(EVAL_STORE) $(SHARED)

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::{
     ClauseInfo, EdgeKind, Interner, LawInfo, Node, NodeId, NodeKind, StatuteGraph, TopicInfo,
+    articles_below_in,
 };
 
 /// Node and edge counts, and what the graph takes in memory.
@@ -98,38 +99,6 @@ fn article_of(data: &StatuteGraphData, mut n: u32) -> Option<u32> {
     }
 }
 
-/// Each law's articles as they are read: a walk of the hierarchy with every node's
-/// children in their order (an article of 第二章 after the last one of 第一章).
-fn articles_in_document_order(data: &StatuteGraphData) -> Vec<Vec<u32>> {
-    let mut children: Vec<Vec<u32>> = vec![Vec::new(); data.nodes.len()];
-    for (i, n) in data.nodes.iter().enumerate() {
-        if let Some(p) = n.parent {
-            children[p as usize].push(i as u32);
-        }
-    }
-    for kids in &mut children {
-        kids.sort_by_key(|&k| data.nodes[k as usize].order);
-    }
-    let mut laws = Vec::new();
-    for (root, n) in data.nodes.iter().enumerate() {
-        if n.kind != sg::HierarchyKind::Law {
-            continue;
-        }
-        let mut articles = Vec::new();
-        let mut stack = vec![root as u32];
-        while let Some(m) = stack.pop() {
-            match data.nodes[m as usize].kind {
-                sg::HierarchyKind::Article => articles.push(m),
-                // 款 and 项 are inside their article.
-                sg::HierarchyKind::Paragraph | sg::HierarchyKind::Item => {}
-                _ => stack.extend(children[m as usize].iter().rev()),
-            }
-        }
-        laws.push(articles);
-    }
-    laws
-}
-
 fn id(i: u32) -> NodeId {
     NodeIndex::<u32>::new(i as usize)
 }
@@ -160,9 +129,10 @@ impl Builder {
                 self.link(id(p), id(i as u32), EdgeKind::Contains);
             }
         }
-        for law in articles_in_document_order(data) {
-            for pair in law.windows(2) {
-                self.link(id(pair[0]), id(pair[1]), EdgeKind::Precedes);
+        // Document order: each article → the next of its law, across chapters.
+        for law in &data.laws {
+            for pair in articles_below_in(&self.graph, id(law.node)).windows(2) {
+                self.link(pair[0], pair[1], EdgeKind::Precedes);
             }
         }
         let mut laws: Vec<LawInfo> = data

@@ -264,6 +264,34 @@ pub struct ClauseInfo {
     pub text: String,
 }
 
+/// The hierarchy children of a node, in their order (the builder walks its graph before
+/// it is a [`StatuteGraph`]).
+fn children_in(graph: &DiGraph<Node, EdgeKind, u32>, n: NodeId) -> Vec<NodeId> {
+    let mut kids: Vec<NodeId> = graph
+        .edges(n)
+        .filter(|e| *e.weight() == EdgeKind::Contains)
+        .map(|e| e.target())
+        .collect();
+    kids.sort_by_key(|&k| graph[k].order);
+    kids
+}
+
+/// Articles below a node of the hierarchy, in document order (itself for an article).
+fn articles_below_in(graph: &DiGraph<Node, EdgeKind, u32>, n: NodeId) -> Vec<NodeId> {
+    let mut out = Vec::new();
+    let mut stack = vec![n];
+    while let Some(m) = stack.pop() {
+        match graph[m].kind {
+            NodeKind::Article => out.push(m),
+            k if k == NodeKind::Law || k.is_division() => {
+                stack.extend(children_in(graph, m).into_iter().rev());
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 pub struct StatuteGraph {
     pub graph: DiGraph<Node, EdgeKind, u32>,
     pub strings: Interner,
@@ -332,14 +360,7 @@ impl StatuteGraph {
 
     /// The hierarchy children of a node, in their order.
     pub fn children(&self, n: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-        let mut kids: Vec<NodeId> = self
-            .graph
-            .edges(n)
-            .filter(|e| *e.weight() == EdgeKind::Contains)
-            .map(|e| e.target())
-            .collect();
-        kids.sort_by_key(|&k| self.graph[k].order);
-        kids.into_iter()
+        children_in(&self.graph, n).into_iter()
     }
 
     /// The article a provision belongs to (itself for an article).
@@ -426,19 +447,7 @@ impl StatuteGraph {
 
     /// Articles below a node of the hierarchy, in order (itself for an article).
     pub fn articles_below(&self, n: NodeId) -> Vec<NodeId> {
-        let mut out = Vec::new();
-        let mut stack = vec![n];
-        while let Some(m) = stack.pop() {
-            match self.kind(m) {
-                NodeKind::Article => out.push(m),
-                k if k == NodeKind::Law || k.is_division() => {
-                    let kids: Vec<NodeId> = self.children(m).collect();
-                    stack.extend(kids.into_iter().rev());
-                }
-                _ => {}
-            }
-        }
-        out
+        articles_below_in(&self.graph, n)
     }
 
     /// A readable name of a node: 《劳动合同法》第四章 for a chapter, 第四十七条 for an
