@@ -18,6 +18,8 @@ struct Judged {
     #[serde(flatten)]
     checked: CheckedTriple,
     grounded: bool,
+    /// Why the grounding rules refused it.
+    refused: Option<&'static str>,
     p: Option<f64>,
 }
 
@@ -45,10 +47,12 @@ fn read_law(corpus: &std::path::Path, path: &str) -> anyhow::Result<Law> {
 pub fn run(args: EvalTriplesArgs) -> anyhow::Result<()> {
     args.validate()?;
     let models = args.model.resolve()?;
-    let Some((chat, _)) = models.chat()? else {
-        bail!(
-            "coal eval triples needs a chat model: an [llm] table in the configuration (see examples/coal.local-llm.toml)"
-        );
+    let chat = match (models.chat()?, args.grounding_only) {
+        (Some((chat, _)), false) => Some(chat),
+        (_, true) => None,
+        (None, false) => bail!(
+            "coal eval triples needs a chat model: an [llm] table in the configuration (see examples/coal.local-llm.toml), or --grounding-only"
+        ),
     };
     let cache_path = args
         .cache
@@ -84,16 +88,18 @@ pub fn run(args: EvalTriplesArgs) -> anyhow::Result<()> {
                 );
             };
             let triple = c.triple();
-            let grounded = kg_build::grounding::check(&triple, body, title).is_ok();
+            let refused = kg_build::grounding::check(&triple, body, title)
+                .err()
+                .map(|why| why.as_str());
             let p =
-                match grounded {
-                    true => {
+                match (&chat, refused) {
+                    (Some(chat), None) => {
                         let asked = kg_build::verify::judge(chat.as_ref(), &cache, prompt, &triple);
                         Some(asked.outcome.map_err(|e| {
                             anyhow::anyhow!("{} line {}: {e}", sample.display(), n + 1)
                         })?)
                     }
-                    false => None,
+                    _ => None,
                 };
             eprint!(
                 "\r{name}: {}/{} triples ({:.0} s)",
@@ -104,7 +110,8 @@ pub fn run(args: EvalTriplesArgs) -> anyhow::Result<()> {
             judged.push(Judged {
                 sample: name.clone(),
                 checked: c,
-                grounded,
+                grounded: refused.is_none(),
+                refused,
                 p,
             });
         }
@@ -116,7 +123,16 @@ pub fn run(args: EvalTriplesArgs) -> anyhow::Result<()> {
             writeln!(f, "{}", serde_json::to_string(j)?)?;
         }
     }
-    print_table(&judged, &args.thresholds, chat.id());
+    let thresholds: &[f64] = if chat.is_some() {
+        &args.thresholds
+    } else {
+        &[]
+    };
+    print_table(
+        &judged,
+        thresholds,
+        chat.as_ref().map_or("none (--grounding-only)", |c| c.id()),
+    );
     Ok(())
 }
 

@@ -13,7 +13,14 @@
 //!   result); a right or duty follows its modal verb (可以/应当 …), and one whose modal
 //!   verb has another actor in front of it (有关单位应当…) belongs to that actor; a
 //!   liability names a sanction (责任, 赔偿, 处分 …); a legal basis (根据…) is not a
-//!   provision; a right or duty of one or two characters (制定, 阻挠) says nothing.
+//!   provision; a right or duty of one or two characters (制定, 阻挠) says nothing;
+//! - written on the third and fourth samples' wrong triples: the actor in front of the
+//!   modal verb that governs a right or duty is its holder (职工应当参加… is not the
+//!   公务员's duty), unless 由 names another (由用人单位和职工共同缴纳); a party named only
+//!   after the modal verb is addressed, not entitled; 不得X is no duty to X; a condition
+//!   clause (构成犯罪的) is no party; guaranteeing someone's rights (国家保障…的权利) is a
+//!   duty, not a right; the statute defines terms, it is not one; a citation or legal
+//!   basis names a law, a rule or an agreement, not an authority.
 //!
 //! A second hand-checked sample, from laws the first rules were not written on
 //! (`tests/fixtures/checked-triples-heldout.jsonl`), measures them.
@@ -57,6 +64,20 @@ pub enum Ungrounded {
     /// 主体-责任 whose subject is the authority that imposes the sanction (由社会保险行政
     /// 部门责令…, 处…罚款): the liability is the party's it is imposed on.
     SanctionImposer,
+    /// A right or duty that its clause gives to another actor (职工应当参加… for 公务员;
+    /// 劳动者…的，用人单位可以解除… for 劳动者), or whose subject the clause names only as
+    /// the one addressed after the modal verb (…可以向人民法院申请… for 人民法院).
+    AnotherActorInClause,
+    /// A duty whose object the article forbids (不得拒绝检查 → 拒绝检查).
+    NegationDropped,
+    /// A right, duty or liability whose subject is a condition clause (构成犯罪的).
+    ConditionAsSubject,
+    /// 主体-权利 of guaranteeing someone's rights (国家保障残疾人劳动的权利): a duty.
+    GuaranteeAsRight,
+    /// 定义 whose subject is the statute, not the defined term.
+    StatuteDefined,
+    /// 引用/依据 whose object names no law, rule or agreement (依照…国务院规定 → 国务院).
+    NoNorm,
 }
 
 impl Ungrounded {
@@ -79,6 +100,14 @@ impl Ungrounded {
             Ungrounded::SanctionImposer => {
                 "主体-责任 of the authority that imposes the sanction (由…)"
             }
+            Ungrounded::AnotherActorInClause => {
+                "the clause gives the right or duty to another actor"
+            }
+            Ungrounded::NegationDropped => "duty the article forbids (不得… dropped)",
+            Ungrounded::ConditionAsSubject => "subject is a condition clause (…的)",
+            Ungrounded::GuaranteeAsRight => "right to guarantee others' rights (a duty)",
+            Ungrounded::StatuteDefined => "定义 whose subject is the statute",
+            Ungrounded::NoNorm => "引用/依据 of no law, rule or agreement",
         }
     }
 }
@@ -114,6 +143,18 @@ const MODALS: &[&str] = &["有权", "可以", "享有", "应当", "必须", "不
 
 /// What an authority does when it imposes a sanction (由X责令…, 由X处…).
 const IMPOSING_VERBS: &[&str] = &["责令", "处", "给予", "没收", "吊销", "依法给予", "予以"];
+
+/// Words that may stand between an actor and its modal verb (职工也应当…, 并可以…).
+const ADVERBS: &[&str] = &[
+    "并", "也", "还", "均", "都", "依法", "同时", "亦", "应", "即", "则", "仍", "另", "一律",
+    "方可", "才",
+];
+
+/// What the object of a citation or legal basis names: a law, a rule, an agreement.
+const NORMS: &[&str] = &[
+    "法", "条", "规定", "条例", "办法", "决定", "规则", "章程", "标准", "约定", "合同", "政策",
+    "规划", "制度", "意见",
+];
 
 /// Sanctions besides the 主体-责任 cue words (责任, 赔偿, 罚款, …): a liability's object
 /// names one of either list.
@@ -154,6 +195,46 @@ fn actor_in_object(object: &str) -> Option<&str> {
     let at = MODALS.iter().filter_map(|m| object.find(m)).min()?;
     let before = &object[..at];
     before.rsplit(['，', ',']).next().map(str::trim)
+}
+
+/// Whether `clause` gives the object's right or duty to someone other than `subject`:
+/// the relation's cue nearest before the object has an actor in front of it (after the
+/// last comma or colon) that is not the subject, and the subject is not named between
+/// that actor and the object (职工应当参加…，由用人单位和职工共同缴纳… names who pays);
+/// or the subject first appears after the cue, not introduced by 由 (劳动者可以…向人民法院
+/// 申请支付令: the court is addressed, it holds no right here).
+fn gives_to_another(clause: &str, subject: &str, object: &str, cue: &[&str]) -> bool {
+    let Some(at) = clause.rfind(object) else {
+        return false;
+    };
+    let Some(modal) = cue.iter().filter_map(|w| clause[..at].rfind(w)).max() else {
+        return false;
+    };
+    let start = clause[..modal]
+        .char_indices()
+        .rfind(|(_, c)| matches!(c, '，' | ',' | '：' | ':'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let mut actor = clause[start..modal].trim();
+    for adverb in ADVERBS {
+        actor = actor.strip_suffix(adverb).unwrap_or(actor);
+    }
+    let actor = actor.trim();
+    let another_actor = !actor.is_empty()
+        && !actor.contains(subject)
+        && !subject.contains(actor)
+        && !clause[start..at].contains(subject);
+    let addressed = clause.find(subject).is_some_and(|first| {
+        first > modal && clause[..first].chars().rev().take(3).all(|c| c != '由')
+    });
+    another_actor || addressed
+}
+
+/// The clauses of `article` that hold `object` verbatim.
+fn clauses_holding<'a>(article: &'a str, object: &str) -> Vec<&'a str> {
+    article
+        .split(['。', '；', '\n'])
+        .filter(|c| c.contains(object))
+        .collect()
 }
 
 fn term(s: &str) -> String {
@@ -218,6 +299,12 @@ pub fn check(t: &Triple, article: &str, statute: &str) -> Result<(), Ungrounded>
     if is_statute(object) && !cites {
         return Err(Ungrounded::StatuteObject);
     }
+    if cites && !NORMS.iter().any(|n| object.contains(n)) {
+        return Err(Ungrounded::NoNorm);
+    }
+    if t.relation == "定义" && is_statute(subject) {
+        return Err(Ungrounded::StatuteDefined);
+    }
     let Some(clause) = object_clause(article, object) else {
         return Err(Ungrounded::ObjectNotInArticle);
     };
@@ -244,6 +331,30 @@ pub fn check(t: &Triple, article: &str, statute: &str) -> Result<(), Ungrounded>
         return Err(Ungrounded::NoCue);
     }
     conventions(&t.relation, subject, object, clause)?;
+    if t.relation == "主体-义务"
+        && !object.starts_with(['不', '禁'])
+        && ["不得", "不", "禁止"]
+            .iter()
+            .any(|n| article.contains(&format!("{n}{object}")))
+    {
+        return Err(Ungrounded::NegationDropped);
+    }
+    // An object stated in several clauses (each party's contribution) is kept when one of
+    // them gives it to the subject.
+    if matches!(t.relation.as_str(), "主体-权利" | "主体-义务") {
+        let holding = clauses_holding(article, object);
+        let clauses = if holding.is_empty() {
+            vec![clause]
+        } else {
+            holding
+        };
+        if clauses
+            .iter()
+            .all(|c| gives_to_another(c, subject, object, cue))
+        {
+            return Err(Ungrounded::AnotherActorInClause);
+        }
+    }
     // Statutes name who imposes a sanction with 由 and a sanctioning verb (由有关行政部门
     // 处…罚款, 由…责令改正): that actor acts, the liability is someone else's. The whole
     // article is read: the imposer's sentence often comes before the 款 whose liability
@@ -266,6 +377,18 @@ fn conventions(
 ) -> Result<(), Ungrounded> {
     if is_consequence(relation) && object.ends_with('的') {
         return Err(Ungrounded::ConditionAsObject);
+    }
+    if matches!(relation, "主体-权利" | "主体-义务" | "主体-责任") && subject.ends_with('的')
+    {
+        return Err(Ungrounded::ConditionAsSubject);
+    }
+    if relation == "主体-权利"
+        && ["保障", "保护", "维护"]
+            .iter()
+            .any(|v| object.starts_with(v))
+        && ["权利", "权益"].iter().any(|r| object.ends_with(r))
+    {
+        return Err(Ungrounded::GuaranteeAsRight);
     }
     let right_or_duty = matches!(relation, "主体-权利" | "主体-义务");
     if right_or_duty {
@@ -370,6 +493,108 @@ mod tests {
         const LIABLE: &str = "货物在运输中毁损的，由铁路运输企业承担赔偿责任。";
         let liable = t("铁路运输企业", "主体-责任", "承担赔偿责任");
         assert_eq!(check(&liable, LIABLE, LAW), Ok(()));
+    }
+
+    /// The rules written on the third and fourth samples' wrong triples, each on the
+    /// statute text it came from (社会保险法, 劳动合同法, 残疾人保障法), with the right
+    /// triple of the same clause kept.
+    #[test]
+    fn a_clause_gives_its_right_or_duty_to_its_own_actor() {
+        const PENSION: &str = "职工应当参加基本养老保险，由用人单位和职工共同缴纳基本养老保险费。\n公务员和参照公务员法管理的工作人员养老保险的办法由国务院规定。";
+        const DISMISSAL: &str = "劳动者有下列情形之一的，用人单位可以解除劳动合同：\n（一）在试用期间被证明不符合录用条件的；";
+        const WAGES: &str = "用人单位拖欠或者未足额支付劳动报酬的，劳动者可以依法向当地人民法院申请支付令，人民法院应当依法发出支付令。";
+        let kept = [
+            (PENSION, t("用人单位", "主体-义务", "缴纳基本养老保险费")),
+            (PENSION, t("职工", "主体-义务", "参加基本养老保险")),
+            (DISMISSAL, t("用人单位", "主体-权利", "解除劳动合同")),
+            (WAGES, t("劳动者", "主体-权利", "申请支付令")),
+        ];
+        for (article, triple) in kept {
+            assert_eq!(check(&triple, article, LAW), Ok(()), "{triple:?}");
+        }
+        refused(
+            PENSION,
+            [(
+                t("公务员", "主体-义务", "参加基本养老保险"),
+                Ungrounded::AnotherActorInClause,
+            )],
+        );
+        refused(
+            DISMISSAL,
+            [(
+                t("劳动者", "主体-权利", "解除劳动合同"),
+                Ungrounded::AnotherActorInClause,
+            )],
+        );
+        // The court is addressed by the worker's right; its own clause is a duty.
+        refused(
+            WAGES,
+            [(
+                t("人民法院", "主体-权利", "支付令"),
+                Ungrounded::AnotherActorInClause,
+            )],
+        );
+    }
+
+    #[test]
+    fn negations_conditions_guarantees_definitions_and_norms_are_read_as_statutes_use_them() {
+        const INSPECTION: &str = "社会保险行政部门实施监督检查时，被检查的用人单位和个人应当如实提供与社会保险有关的资料，不得拒绝检查或者谎报、瞒报。";
+        const CRIME: &str = "违反本法规定，侵害残疾人的合法权益，造成财产损失或者其他损害的，依法承担民事责任；构成犯罪的，依法追究刑事责任。";
+        const GUARANTEE: &str = "国家保障残疾人劳动的权利。\n各级人民政府应当对残疾人劳动就业统筹规划，为残疾人创造劳动就业条件。";
+        const DEFINITION: &str = "残疾人是指在心理、生理、人体结构上，某种组织、功能丧失或者不正常，全部或者部分丧失以正常方式从事某种活动能力的人。";
+        const BUDGET: &str =
+            "社会保险基金预算、决算草案的编制、审核和批准，依照法律和国务院规定执行。";
+        let kept = [
+            (
+                INSPECTION,
+                t(
+                    "被检查的用人单位和个人",
+                    "主体-义务",
+                    "如实提供与社会保险有关的资料",
+                ),
+            ),
+            (
+                GUARANTEE,
+                t("各级人民政府", "主体-义务", "为残疾人创造劳动就业条件"),
+            ),
+            (BUDGET, t("社会保险基金预算", "依据", "国务院规定")),
+        ];
+        for (article, triple) in kept {
+            assert_eq!(check(&triple, article, LAW), Ok(()), "{triple:?}");
+        }
+        refused(
+            INSPECTION,
+            [(
+                t(
+                    "被检查的用人单位和个人",
+                    "主体-义务",
+                    "拒绝检查或者谎报、瞒报",
+                ),
+                Ungrounded::NegationDropped,
+            )],
+        );
+        refused(
+            CRIME,
+            [(
+                t("构成犯罪的", "主体-责任", "依法追究刑事责任"),
+                Ungrounded::ConditionAsSubject,
+            )],
+        );
+        refused(
+            GUARANTEE,
+            [(
+                t("国家", "主体-权利", "保障残疾人劳动的权利"),
+                Ungrounded::GuaranteeAsRight,
+            )],
+        );
+        refused(
+            DEFINITION,
+            [(t("本法", "定义", "残疾人"), Ungrounded::StatuteDefined)],
+        );
+        refused(
+            BUDGET,
+            [(t("社会保险基金预算", "依据", "国务院"), Ungrounded::NoNorm)],
+        );
     }
 
     /// Each triple is refused for its reason on `article`.

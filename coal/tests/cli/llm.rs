@@ -635,6 +635,23 @@ fn protocol_eval_triples_reports_the_precision_of_each_filter() {
         (&0.0.into(), &1.0.into())
     );
     assert!(judged[2]["p"].is_null() && judged[2]["grounded"] == false);
+    assert_eq!(judged[2]["refused"], "object not in the article");
+    // The rules alone need no model: no configuration, no call.
+    let rules_only = coal(&[
+        "eval",
+        "triples",
+        "--grounding-only",
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--sample",
+        sample.to_str().unwrap(),
+    ]);
+    let text = stdout(&rules_only);
+    assert!(
+        text.contains("| sample | 3 | 2 | grounding | 1 | 1 | 50.0% | 1 |")
+            && !text.contains("P(是)"),
+        "{text}"
+    );
     // An article the law does not have is named with its line.
     std::fs::write(&sample, line("第九十九条", "本法", "规定", "x", false)).unwrap();
     let bad = eval(&[]);
