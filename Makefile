@@ -10,7 +10,7 @@ COAL    := target/debug/coal
 EVAL_PROFILE = $(SHARED)/corpus/profiles/eval.txt
 BUILD_EVAL_STORE = $(COAL) build --corpus $(CORPUS) --profile $(EVAL_PROFILE) --store $(EVAL_STORE) >/dev/null
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth extraction-sample-fifth eval-triples eval-grounding fit-rerank fit-graph calibrate calibrate-folds routing-analysis replay-rankings graph-weights-grid eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth extraction-sample-fifth eval-triples eval-grounding eval-decomposition fit-rerank fit-graph calibrate calibrate-folds routing-analysis replay-rankings graph-weights-grid eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -318,6 +318,21 @@ eval-triples: coal
 	$(COAL) eval triples --config /tmp/coal-verify.toml --thresholds 0.5,0.7,0.75,0.8,0.85,0.9 \
 		--sample tests/fixtures/checked-triples-unseen.jsonl --sample tests/fixtures/checked-triples-fourth.jsonl \
 		--sample tests/fixtures/checked-triples-fifth.jsonl
+
+# Question decomposition by the local 0.5B model on 200 dev questions (the first 100 of
+# lecoqa.dev and of lawbench-3-8.dev, eval profile): how often the reply parses (the
+# decomposer line), routed F1 with the model's decomposition against the rules' on the
+# same items, and how many questions change tier (from the two --per-item files).
+DECOMPOSE_CONFIG ?= /tmp/coal-decompose.toml
+eval-decomposition: coal model llm-model
+	$(BUILD_EVAL_STORE)
+	(cat coal.toml; sed -e 's/^threads = 1/threads = 2\nbatch_threads = 2/' examples/coal.local-llm.toml) > $(DECOMPOSE_CONFIG)
+	$(COAL) eval answer --store $(EVAL_STORE) --limit 100 --variants routed --per-item /tmp/coal-rules-items.jsonl \
+		--set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl
+	$(COAL) eval answer --store $(EVAL_STORE) --limit 100 --variants routed --per-item /tmp/coal-llm-items.jsonl \
+		--config $(DECOMPOSE_CONFIG) --extractive \
+		--set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl
+	python3 scripts/tier_changes.py /tmp/coal-rules-items.jsonl /tmp/coal-llm-items.jsonl
 
 # The grounding rules alone on the five hand-checked samples (no model: a second).
 eval-grounding: coal
