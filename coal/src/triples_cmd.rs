@@ -47,19 +47,24 @@ fn read_law(corpus: &std::path::Path, path: &str) -> anyhow::Result<Law> {
 pub fn run(args: EvalTriplesArgs) -> anyhow::Result<()> {
     args.validate()?;
     let models = args.model.resolve()?;
-    let chat = match (models.chat()?, args.grounding_only) {
-        (Some((chat, _)), false) => Some(chat),
-        (_, true) => None,
-        (None, false) => bail!(
-            "coal eval triples needs a chat model: an [llm] table in the configuration (see examples/coal.local-llm.toml), or --grounding-only"
-        ),
+    // With --grounding-only no model is loaded and no reply cache opened.
+    let verifier = match args.grounding_only {
+        true => None,
+        false => {
+            let Some((chat, _)) = models.chat()? else {
+                bail!(
+                    "coal eval triples needs a chat model: an [llm] table in the configuration (see examples/coal.local-llm.toml), or --grounding-only"
+                );
+            };
+            let cache_path = args
+                .cache
+                .clone()
+                .unwrap_or_else(|| std::env::temp_dir().join("coal-verify-replies.jsonl"));
+            let cache = kg_build::extract::ReplyCache::open(&cache_path)
+                .with_context(|| format!("{}", cache_path.display()))?;
+            Some((chat, cache))
+        }
     };
-    let cache_path = args
-        .cache
-        .clone()
-        .unwrap_or_else(|| std::env::temp_dir().join("coal-verify-replies.jsonl"));
-    let cache = kg_build::extract::ReplyCache::open(&cache_path)
-        .with_context(|| format!("{}", cache_path.display()))?;
     let mut laws: HashMap<String, Law> = HashMap::new();
     let mut judged = Vec::new();
     for sample in &args.samples {
@@ -92,9 +97,9 @@ pub fn run(args: EvalTriplesArgs) -> anyhow::Result<()> {
                 .err()
                 .map(|why| why.as_str());
             let p =
-                match (&chat, refused) {
-                    (Some(chat), None) => {
-                        let asked = kg_build::verify::judge(chat.as_ref(), &cache, prompt, &triple);
+                match (&verifier, refused) {
+                    (Some((chat, cache)), None) => {
+                        let asked = kg_build::verify::judge(chat.as_ref(), cache, prompt, &triple);
                         Some(asked.outcome.map_err(|e| {
                             anyhow::anyhow!("{} line {}: {e}", sample.display(), n + 1)
                         })?)
@@ -123,7 +128,7 @@ pub fn run(args: EvalTriplesArgs) -> anyhow::Result<()> {
             writeln!(f, "{}", serde_json::to_string(j)?)?;
         }
     }
-    let thresholds: &[f64] = if chat.is_some() {
+    let thresholds: &[f64] = if verifier.is_some() {
         &args.thresholds
     } else {
         &[]
@@ -131,7 +136,9 @@ pub fn run(args: EvalTriplesArgs) -> anyhow::Result<()> {
     print_table(
         &judged,
         thresholds,
-        chat.as_ref().map_or("none (--grounding-only)", |c| c.id()),
+        verifier
+            .as_ref()
+            .map_or("none (--grounding-only)", |(chat, _)| chat.id()),
     );
     Ok(())
 }

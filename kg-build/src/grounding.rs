@@ -219,22 +219,24 @@ fn gives_to_another(clause: &str, subject: &str, object: &str, cue: &[&str]) -> 
         actor = actor.strip_suffix(adverb).unwrap_or(actor);
     }
     let actor = actor.trim();
-    let another_actor = !actor.is_empty()
-        && !actor.contains(subject)
-        && !subject.contains(actor)
-        && !clause[start..at].contains(subject);
+    let another_actor = another_party(actor, subject) && !clause[start..at].contains(subject);
     let addressed = clause.find(subject).is_some_and(|first| {
         first > modal && clause[..first].chars().rev().take(3).all(|c| c != '由')
     });
     another_actor || addressed
 }
 
-/// The clauses of `article` that hold `object` verbatim.
-fn clauses_holding<'a>(article: &'a str, object: &str) -> Vec<&'a str> {
+/// The clauses of an article: its sentences, cut at 。, ； and line ends (款, 项).
+fn clauses(article: &str) -> impl Iterator<Item = &str> {
     article
         .split(['。', '；', '\n'])
-        .filter(|c| c.contains(object))
-        .collect()
+        .filter(|c| !c.trim().is_empty())
+}
+
+/// Whether `actor` names a party other than `subject` (either holding the other counts
+/// as the same party: 县级以上人民政府 and 人民政府).
+fn another_party(actor: &str, subject: &str) -> bool {
+    !actor.is_empty() && !actor.contains(subject) && !subject.contains(actor)
 }
 
 fn term(s: &str) -> String {
@@ -263,12 +265,9 @@ fn is_article_number(s: &str) -> bool {
 
 /// The clause of `article` that holds most of `object`, if one holds enough of it.
 fn object_clause<'a>(article: &'a str, object: &str) -> Option<&'a str> {
-    let clauses = article
-        .split(['。', '；', '\n'])
-        .filter(|c| !c.trim().is_empty());
     let wanted = bigrams(object);
     let mut best: Option<(&str, f64)> = None;
-    for c in clauses {
+    for c in clauses(article) {
         let share = if c.contains(object) {
             1.0
         } else if wanted.is_empty() {
@@ -342,13 +341,13 @@ pub fn check(t: &Triple, article: &str, statute: &str) -> Result<(), Ungrounded>
     // An object stated in several clauses (each party's contribution) is kept when one of
     // them gives it to the subject.
     if matches!(t.relation.as_str(), "主体-权利" | "主体-义务") {
-        let holding = clauses_holding(article, object);
-        let clauses = if holding.is_empty() {
+        let holding: Vec<&str> = clauses(article).filter(|c| c.contains(object)).collect();
+        let stated_in = if holding.is_empty() {
             vec![clause]
         } else {
             holding
         };
-        if clauses
+        if stated_in
             .iter()
             .all(|c| gives_to_another(c, subject, object, cue))
         {
@@ -398,8 +397,7 @@ fn conventions(
         if cue_before_object(clause, object, cues(relation)) == Some(false) {
             return Err(Ungrounded::CueAfterObject);
         }
-        let another = |a: &str| !a.is_empty() && !a.contains(subject) && !subject.contains(a);
-        if actor_in_object(object).is_some_and(another) {
+        if actor_in_object(object).is_some_and(|a| another_party(a, subject)) {
             return Err(Ungrounded::ObjectOfAnotherActor);
         }
     }
@@ -503,37 +501,30 @@ mod tests {
         const PENSION: &str = "职工应当参加基本养老保险，由用人单位和职工共同缴纳基本养老保险费。\n公务员和参照公务员法管理的工作人员养老保险的办法由国务院规定。";
         const DISMISSAL: &str = "劳动者有下列情形之一的，用人单位可以解除劳动合同：\n（一）在试用期间被证明不符合录用条件的；";
         const WAGES: &str = "用人单位拖欠或者未足额支付劳动报酬的，劳动者可以依法向当地人民法院申请支付令，人民法院应当依法发出支付令。";
-        let kept = [
+        kept_on([
             (PENSION, t("用人单位", "主体-义务", "缴纳基本养老保险费")),
             (PENSION, t("职工", "主体-义务", "参加基本养老保险")),
             (DISMISSAL, t("用人单位", "主体-权利", "解除劳动合同")),
             (WAGES, t("劳动者", "主体-权利", "申请支付令")),
-        ];
-        for (article, triple) in kept {
-            assert_eq!(check(&triple, article, LAW), Ok(()), "{triple:?}");
-        }
-        refused(
-            PENSION,
-            [(
+        ]);
+        refused_on([
+            (
+                PENSION,
                 t("公务员", "主体-义务", "参加基本养老保险"),
                 Ungrounded::AnotherActorInClause,
-            )],
-        );
-        refused(
-            DISMISSAL,
-            [(
+            ),
+            (
+                DISMISSAL,
                 t("劳动者", "主体-权利", "解除劳动合同"),
                 Ungrounded::AnotherActorInClause,
-            )],
-        );
-        // The court is addressed by the worker's right; its own clause is a duty.
-        refused(
-            WAGES,
-            [(
+            ),
+            // The court is addressed by the worker's right; its own clause is a duty.
+            (
+                WAGES,
                 t("人民法院", "主体-权利", "支付令"),
                 Ungrounded::AnotherActorInClause,
-            )],
-        );
+            ),
+        ]);
     }
 
     #[test]
@@ -544,7 +535,7 @@ mod tests {
         const DEFINITION: &str = "残疾人是指在心理、生理、人体结构上，某种组织、功能丧失或者不正常，全部或者部分丧失以正常方式从事某种活动能力的人。";
         const BUDGET: &str =
             "社会保险基金预算、决算草案的编制、审核和批准，依照法律和国务院规定执行。";
-        let kept = [
+        kept_on([
             (
                 INSPECTION,
                 t(
@@ -558,48 +549,55 @@ mod tests {
                 t("各级人民政府", "主体-义务", "为残疾人创造劳动就业条件"),
             ),
             (BUDGET, t("社会保险基金预算", "依据", "国务院规定")),
-        ];
-        for (article, triple) in kept {
-            assert_eq!(check(&triple, article, LAW), Ok(()), "{triple:?}");
-        }
-        refused(
-            INSPECTION,
-            [(
+        ]);
+        refused_on([
+            (
+                INSPECTION,
                 t(
                     "被检查的用人单位和个人",
                     "主体-义务",
                     "拒绝检查或者谎报、瞒报",
                 ),
                 Ungrounded::NegationDropped,
-            )],
-        );
-        refused(
-            CRIME,
-            [(
+            ),
+            (
+                CRIME,
                 t("构成犯罪的", "主体-责任", "依法追究刑事责任"),
                 Ungrounded::ConditionAsSubject,
-            )],
-        );
-        refused(
-            GUARANTEE,
-            [(
+            ),
+            (
+                GUARANTEE,
                 t("国家", "主体-权利", "保障残疾人劳动的权利"),
                 Ungrounded::GuaranteeAsRight,
-            )],
-        );
-        refused(
-            DEFINITION,
-            [(t("本法", "定义", "残疾人"), Ungrounded::StatuteDefined)],
-        );
-        refused(
-            BUDGET,
-            [(t("社会保险基金预算", "依据", "国务院"), Ungrounded::NoNorm)],
-        );
+            ),
+            (
+                DEFINITION,
+                t("本法", "定义", "残疾人"),
+                Ungrounded::StatuteDefined,
+            ),
+            (
+                BUDGET,
+                t("社会保险基金预算", "依据", "国务院"),
+                Ungrounded::NoNorm,
+            ),
+        ]);
     }
 
     /// Each triple is refused for its reason on `article`.
     fn refused<const N: usize>(article: &str, cases: [(Triple, Ungrounded); N]) {
-        for (triple, why) in cases {
+        refused_on(cases.map(|(triple, why)| (article, triple, why)));
+    }
+
+    /// Each triple is kept on its own article.
+    fn kept_on<const N: usize>(cases: [(&str, Triple); N]) {
+        for (article, triple) in cases {
+            assert_eq!(check(&triple, article, LAW), Ok(()), "{triple:?}");
+        }
+    }
+
+    /// Each triple is refused for its reason on its own article.
+    fn refused_on<const N: usize>(cases: [(&str, Triple, Ungrounded); N]) {
+        for (article, triple, why) in cases {
             assert_eq!(check(&triple, article, LAW), Err(why), "{triple:?}");
         }
     }
