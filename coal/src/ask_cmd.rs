@@ -227,7 +227,7 @@ fn explain(out: &mut impl Write, a: &Answer, startup_ms: f64) -> anyhow::Result<
 
 /// `coal eval answer`
 pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
-    use query_engine::eval_answer::evaluate;
+    use query_engine::eval_answer::evaluate_reporting;
     let variants = args.variants()?;
     let (store, engine) = open_engine(&args.model.resolve()?, &args.store)?;
     let mut gold_map = crate::search_cmd::gold_map(&store, args.store.db_url.as_deref())?;
@@ -245,7 +245,21 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
         let mut per_set = serde_json::Map::new();
         for v in &variants {
             let before = engine.chat_totals();
-            let r = evaluate(
+            let started = std::time::Instant::now();
+            let mut answered = |n: usize| {
+                // A model takes seconds a question: a line every tenth of the run.
+                let step = items.len().div_ceil(10).max(1);
+                if before.is_some() && (n.is_multiple_of(step) || n == items.len()) {
+                    let each = started.elapsed().as_secs_f64() / n as f64;
+                    eprintln!(
+                        "{set} {}: {n}/{} questions, {each:.1} s each, ETA {:.0} s",
+                        v.name(),
+                        items.len(),
+                        each * (items.len() - n) as f64
+                    );
+                }
+            };
+            let r = evaluate_reporting(
                 &engine,
                 &items,
                 &gold,
@@ -254,6 +268,7 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
                     extractive: args.extractive,
                     rule_decomposition: args.rule_decomposition,
                 },
+                &mut answered,
             )?;
             if let (Some(after), Some(before)) = (engine.chat_totals(), before) {
                 let g = after.since(&before);

@@ -166,6 +166,19 @@ pub fn evaluate(
     variant: Variant,
     model_use: ModelUse,
 ) -> Result<AnswerReport, QueryError> {
+    evaluate_reporting(engine, items, gold, variant, model_use, &mut |_| {})
+}
+
+/// [`evaluate`], calling `answered(n)` after the n-th question: with a model a question
+/// takes seconds, and the caller shows how far a run of hundreds has come.
+pub fn evaluate_reporting(
+    engine: &Engine,
+    items: &[EvalItem],
+    gold: &[Vec<HashSet<String>>],
+    variant: Variant,
+    model_use: ModelUse,
+    answered: &mut dyn FnMut(usize),
+) -> Result<AnswerReport, QueryError> {
     let mut opts = variant.options();
     opts.extractive = model_use.extractive;
     opts.rule_decomposition = model_use.rule_decomposition;
@@ -174,9 +187,10 @@ pub fn evaluate(
         ..Default::default()
     };
     let mut lat = Vec::with_capacity(items.len());
-    for (item, golds) in items.iter().zip(gold) {
+    for (n, (item, golds)) in items.iter().zip(gold).enumerate() {
         let t = Instant::now();
         let a = engine.ask(&item.question, &opts)?;
+        answered(n + 1);
         lat.push(t.elapsed().as_secs_f64() * 1e3);
         *r.tiers.entry(a.tier).or_default() += 1;
         *r.decomposed_by

@@ -120,11 +120,11 @@ fn the_hand_checked_extraction_sample_is_real_and_reports_its_precision() {
     let got = ground_sample(include_str!("../fixtures/checked-triples.jsonl"), 100);
     // The figure in the notes: 20 of 100 correct (strict reading: the relation must fit).
     assert_eq!(got.correct, 20);
-    // Kept: 13 right, 6 wrong (68%; 10 wrong before the clause-actor rules); 7 right ones
-    // refused (one of them, 用人单位 条件-结果 …可以解除劳动合同, was judged right
-    // leniently: its subject is no condition).
+    // Kept: 13 right, 5 wrong (72%; 10 wrong before the clause-actor rules, 6 before the
+    // fifth sample's); 7 right ones refused (one of them, 用人单位 条件-结果 …可以解除劳动
+    // 合同, was judged right leniently: its subject is no condition).
     assert!(got.kept_right * 2 > got.kept_right + got.kept_wrong && got.kept_right >= 12);
-    assert_eq!((got.kept_right, got.kept_wrong, got.lost_right), (13, 6, 7));
+    assert_eq!((got.kept_right, got.kept_wrong, got.lost_right), (13, 5, 7));
 }
 
 /// 工会法 and 义务教育法, sampled (seed 20261202) from the triples a build had kept (the
@@ -140,9 +140,10 @@ fn the_held_out_sample_measures_the_grounding_on_other_laws() {
     assert_eq!((got.correct, got.distinct), (53, 82));
     // With the drafting conventions (written after reading this sample, so optimistic
     // too): 53 right and 9 wrong kept (85%), no right one lost; with the clause-actor
-    // rules 7 wrong (88%); distinct 52 and 7.
-    assert_eq!((got.kept_right, got.kept_wrong, got.lost_right), (53, 7, 0));
-    assert_eq!((got.distinct_kept_right, got.distinct_kept_wrong), (52, 7));
+    // rules 7 wrong (88%); with the fifth sample's rules (not written on this one) 4
+    // wrong (93%); distinct 52 and 4.
+    assert_eq!((got.kept_right, got.kept_wrong, got.lost_right), (53, 4, 0));
+    assert_eq!((got.distinct_kept_right, got.distinct_kept_wrong), (52, 4));
 }
 
 /// 社会保险法, extracted after the drafting conventions were written (`make
@@ -159,10 +160,11 @@ fn the_unseen_sample_measures_the_shipped_pipeline() {
     assert_eq!(got.correct, 66);
     // The 由 rule (`SanctionImposer`), written after reading this sample (so optimistic):
     // the 8 imposers refused, no right triple lost: 66 right of 90 kept (73%). The
-    // clause-actor rules (also written on it) refuse 9 more wrong ones: 66 of 81 (81%).
+    // clause-actor rules (also written on it) refuse 9 more wrong ones: 66 of 81 (81%);
+    // the fifth sample's rules (not written on it) 4 more: 66 of 77 (86%).
     assert_eq!(
         (got.kept_right, got.kept_wrong, got.lost_right),
-        (66, 15, 0)
+        (66, 11, 0)
     );
     assert_eq!(got.distinct, 98);
 }
@@ -180,8 +182,8 @@ fn the_fourth_sample_measures_the_grounding_and_the_verification() {
     // taken as a right (1), a nonsense right (有适度弹性, 1), 违反本法规定 引用 … (1).
     assert_eq!(got.correct, 30);
     // The clause-actor rules, written after reading it: 10 of the 19 wrong refused, no
-    // right one lost (61% → 77%).
-    assert_eq!((got.kept_right, got.kept_wrong, got.lost_right), (30, 9, 0));
+    // right one lost (61% → 77%); the fifth sample's rules 3 more (83%).
+    assert_eq!((got.kept_right, got.kept_wrong, got.lost_right), (30, 6, 0));
 }
 
 /// 劳动法, extracted and judged by hand after the clause-actor rules were written on the
@@ -196,9 +198,11 @@ fn the_fifth_sample_measures_the_clause_actor_rules_on_an_unseen_law() {
     // liability given to the wrong party (the other actor of the clause, the authority
     // that imposes the sanction, the victim) or with a bare or truncated object (25).
     assert_eq!(got.correct, 59);
-    // The new rules refuse 6 wrong ones and no right one: 59 of 88 kept (67%).
+    // The new rules refuse 6 wrong ones and no right one: 59 of 88 kept (67%). The rules
+    // written on this sample's wrong triples afterwards (so optimistic here) refuse 18
+    // more: 59 of 70 (84%); the sixth sample measures them.
     assert_eq!(
         (got.kept_right, got.kept_wrong, got.lost_right),
-        (59, 29, 0)
+        (59, 11, 0)
     );
 }
