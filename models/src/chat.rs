@@ -20,6 +20,20 @@ pub trait ChatModel: Send + Sync {
         self.complete(system, user)
     }
 
+    /// A reply in the shape a GBNF grammar (llama.cpp's format) allows, from backends that
+    /// can constrain generation; the others give [`ChatModel::complete_json`]. A grammar
+    /// can bound what JSON alone cannot (how many items a list holds): a small model
+    /// otherwise repeats list items until `max_tokens` cuts the reply. The caller checks
+    /// the shape either way.
+    fn complete_with_grammar(
+        &self,
+        system: &str,
+        user: &str,
+        _grammar: &str,
+    ) -> Result<String, ModelError> {
+        self.complete_json(system, user)
+    }
+
     /// How likely the model finds each of `options` as the start of its reply, normalised
     /// over the options: a judgement (是/否) read from the model's logits rather than
     /// sampled, so that a caller can set its own threshold. Backends without logits (the

@@ -256,7 +256,12 @@ impl LocalChat {
         Ok(exp.into_iter().map(|e| e / sum).collect())
     }
 
-    fn generate(&self, system: &str, user: &str, json: bool) -> Result<String, ModelError> {
+    fn generate(
+        &self,
+        system: &str,
+        user: &str,
+        grammar: Option<&str>,
+    ) -> Result<String, ModelError> {
         let mut last = self
             .last
             .lock()
@@ -264,16 +269,15 @@ impl LocalChat {
         let cfg = &self.config;
         let (mut ctx, mut batch, prompt_tokens, prefill_secs) =
             self.prefill(system, user, cfg.max_tokens)?;
-        // The JSON grammar is checked against the token the plain chain picks, and only
-        // when that token breaks it is the whole vocabulary filtered (as llama.cpp's own
-        // sampler does): filtering 150k tokens at every step made generation ~10x slower.
-        let mut grammar = match json {
-            true => Some(
-                LlamaSampler::grammar(&self.model, JSON_GRAMMAR, "root")
-                    .map_err(|e| ModelError::Local(format!("JSON grammar: {e}")))?,
-            ),
-            false => None,
-        };
+        // The grammar is checked against the token the plain chain picks, and only when
+        // that token breaks it is the whole vocabulary filtered (as llama.cpp's own sampler
+        // does): filtering 150k tokens at every step made generation ~10x slower.
+        let mut grammar = grammar
+            .map(|g| {
+                LlamaSampler::grammar(&self.model, g, "root")
+                    .map_err(|e| ModelError::Local(format!("grammar: {e}")))
+            })
+            .transpose()?;
         let mut chain = if cfg.temperature > 0.0 {
             LlamaSampler::chain_simple([
                 LlamaSampler::top_k(40),
@@ -361,11 +365,20 @@ impl ChatModel for LocalChat {
     }
 
     fn complete(&self, system: &str, user: &str) -> Result<String, ModelError> {
-        self.generate(system, user, false)
+        self.generate(system, user, None)
     }
 
     fn complete_json(&self, system: &str, user: &str) -> Result<String, ModelError> {
-        self.generate(system, user, true)
+        self.generate(system, user, Some(JSON_GRAMMAR))
+    }
+
+    fn complete_with_grammar(
+        &self,
+        system: &str,
+        user: &str,
+        grammar: &str,
+    ) -> Result<String, ModelError> {
+        self.generate(system, user, Some(grammar))
     }
 
     fn option_probabilities(

@@ -36,6 +36,8 @@ fn a_local_decomposition_parses() {
     assert!(!d.sub_queries.is_empty(), "{d:?}");
     let s = chat.last_stats();
     assert!(s.prompt_tokens > 20 && s.generated_tokens > 0, "{s:?}");
+    // The grammar bounds the lists: the reply ends by itself, not at max_tokens.
+    assert!(!s.truncated, "{s:?}");
     assert!(s.tokens_per_sec() > 0.0);
 }
 
@@ -82,6 +84,14 @@ fn a_local_answer_cites_only_articles_of_the_store() {
         }
         fn complete_json(&self, s: &str, u: &str) -> Result<String, coal_models::ModelError> {
             self.0.complete_json(s, u)
+        }
+        fn complete_with_grammar(
+            &self,
+            s: &str,
+            u: &str,
+            g: &str,
+        ) -> Result<String, coal_models::ModelError> {
+            self.0.complete_with_grammar(s, u, g)
         }
     }
     engine.set_chat(Box::new(Shared(chat)));

@@ -20,8 +20,7 @@
 //!   after the modal verb is addressed, not entitled; 不得X is no duty to X; a condition
 //!   clause (构成犯罪的) is no party; guaranteeing someone's rights (国家保障…的权利) is a
 //!   duty, not a right; the statute defines terms, it is not one; a citation or legal
-//!   basis names a law, a rule or an agreement, not an authority.
-//!
+//!   basis names a law, a rule or an agreement, not an authority;
 //! - written on the fifth sample's wrong triples (劳动法): an object right after a
 //!   preposition is what the clause is about (对仲裁裁决不服); one a verb of agreeing,
 //!   asking or enabling governs is that verb's (约定保守商业秘密, 保障劳动者…履行劳动义务);
@@ -89,9 +88,9 @@ pub enum Ungrounded {
     StatuteDefined,
     /// 引用/依据 whose object names no law, rule or agreement (依照…国务院规定 → 国务院).
     NoNorm,
-    /// A right, duty or liability whose object stands after a preposition wherever the
-    /// article states it (对仲裁裁决不服, 由上级工会…): what the clause is about, not what
-    /// the party may or must do.
+    /// A right, duty or liability whose object stands right after a preposition where the
+    /// article first states it (对仲裁裁决不服, 由上级工会…): what the clause is about, not
+    /// what the party may or must do.
     ObjectOfPreposition,
     /// A right or duty whose object a verb of agreeing, asking or enabling governs (约定
     /// 保守商业秘密, 要求重新处理, 保障劳动者…履行劳动义务): the right is to agree or ask,
