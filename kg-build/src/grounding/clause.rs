@@ -191,11 +191,12 @@ fn gives_at(clause: &str, at: usize, subject: &str, object: &str, cue: &[&str]) 
     Some(another_actor || addressed)
 }
 
-/// Where the comma segment holding byte `end` of `clause` starts (after a comma or colon).
-fn segment_start(clause: &str, end: usize) -> usize {
-    clause[..end]
+/// Where the comma segment holding byte `end` of `text` starts (after a comma, colon or
+/// the end of a sentence: `text` may be a clause or a whole article).
+fn segment_start(text: &str, end: usize) -> usize {
+    text[..end]
         .char_indices()
-        .rfind(|(_, c)| matches!(c, '，' | ',' | '：' | ':'))
+        .rfind(|(_, c)| matches!(c, '，' | ',' | '：' | ':' | '。' | '；' | '\n'))
         .map_or(0, |(i, c)| i + c.len_utf8())
 }
 
@@ -233,4 +234,108 @@ fn actor_before(clause: &str, modal: usize) -> Actor<'_> {
         start,
         consent,
     }
+}
+
+/// Whether the first place `object` stands verbatim in `article` is in the conduct a
+/// condition lists before its …的， (干涉老年人婚姻自由，…虐待老年人…的，由有关单位给予
+/// 批评教育): a 的， follows it in its clause with no modal verb or 由 between.
+pub(super) fn in_condition(article: &str, object: &str) -> bool {
+    let Some(at) = article.find(object) else {
+        return false;
+    };
+    let rest = &article[at + object.len()..];
+    let rest = &rest[..rest.find(['。', '；', '\n']).unwrap_or(rest.len())];
+    rest.find("的，").is_some_and(|end| {
+        let conduct = &rest[..end];
+        !MODALS.iter().chain(&["由"]).any(|m| conduct.contains(m))
+    })
+}
+
+/// Whether `object` is a party the article gives a modal verb right after it (民族自治地方
+/// 的人民代表大会，可以…): the object holds no modal verb itself, and one follows its first
+/// verbatim place after a comma and an adverb at most.
+pub(super) fn addressed_party(article: &str, object: &str) -> bool {
+    if MODALS.iter().any(|m| object.contains(m)) {
+        return false;
+    }
+    let Some(at) = article.find(object) else {
+        return false;
+    };
+    let rest = article[at + object.len()..].trim_start_matches(['，', ',']);
+    let opens_with_modal = |text: &str| MODALS.iter().any(|m| text.starts_with(m));
+    opens_with_modal(rest)
+        || ADVERBS
+            .iter()
+            .any(|a| rest.strip_prefix(a).is_some_and(opens_with_modal))
+}
+
+/// Words between 不得 and its verb that do not end its reach: after a conjunction or
+/// another modal verb, the verb is not the one forbidden.
+const ENDS_PROHIBITION: &[&str] = &["应当", "可以", "有权", "必须", "并", "和", "或者"];
+
+/// Whether at every place `object` stands verbatim in `article`, a 不得 or 禁止 earlier in
+/// its comma segment governs it through an adverbial only (不得以任何方式侵害…, 不得擅自
+/// 改变…): the duty is not to do it.
+pub(super) fn forbidden(article: &str, object: &str) -> bool {
+    let mut places = article.match_indices(object).peekable();
+    places.peek().is_some()
+        && places.all(|(at, _)| {
+            let segment = &article[segment_start(article, at)..at];
+            ["不得", "禁止"]
+                .iter()
+                .filter_map(|n| segment.rfind(n).map(|i| i + n.len()))
+                .max()
+                .is_some_and(|from| !ENDS_PROHIBITION.iter().any(|w| segment[from..].contains(w)))
+        })
+}
+
+/// What may stand right before a party that acts, in its comma segment: 由 and 经 name
+/// who acts, 的 ends its description (…企业的工会委员会), 保障/使/确保 name the holder of
+/// a right (保障公民…获得…的权利), and 中华人民共和国 is the part of a party's name the
+/// triple's terms drop (中华人民共和国境内的用人单位和个人).
+const BEFORE_AN_ACTOR: &[&str] = &[
+    "由",
+    "经",
+    "凡",
+    "的",
+    "保障",
+    "使",
+    "确保",
+    "并",
+    "但",
+    "中华人民共和国",
+];
+
+/// Words that join parties into one list of actors (政府有关部门、残疾人所在单位和…).
+const PARTY_JOINERS: &[&str] = &["以及", "和", "及", "或者", "、", "与"];
+
+/// Whether the clauses stating `object` name `subject` as one who acts, where they name it
+/// before the object's end: at the head of a comma segment, after a word of
+/// [`BEFORE_AN_ACTOR`], or in a list of parties. False when every such clause names it
+/// only inside another's phrase (继承父母、配偶、子女或者其他亲属遗产; 承担该老年人…;
+/// 向国家机关提出). `clause` is the object's clause when it is nowhere verbatim.
+pub(super) fn subject_acts(article: &str, subject: &str, object: &str, clause: &str) -> bool {
+    let verbatim: Vec<&str> = clauses(article).filter(|c| c.contains(object)).collect();
+    let holders = if verbatim.is_empty() {
+        vec![clause]
+    } else {
+        verbatim
+    };
+    holders.iter().any(|c| {
+        let end = c.find(object).map_or(c.len(), |at| at + object.len());
+        let mut places = c[..end].match_indices(subject).peekable();
+        places.peek().is_none() || places.any(|(at, _)| acts_at(c, at))
+    })
+}
+
+/// Whether the party at byte `at` of `clause` stands where an actor stands.
+fn acts_at(clause: &str, at: usize) -> bool {
+    let before = &clause[segment_start(clause, at)..at];
+    before.is_empty()
+        || BEFORE_AN_ACTOR.iter().any(|w| before.ends_with(w))
+        || PARTY_JOINERS.iter().any(|j| {
+            before
+                .strip_suffix(j)
+                .is_some_and(|b| PARTY_WORDS.iter().any(|p| b.ends_with(p)))
+        })
 }

@@ -27,6 +27,13 @@
 //!   the parties of a consent phrase (经与工会协商后可以…) are not its actor; 由X对…处以
 //!   and 提请X决定 name who imposes a sanction; 对X造成损失 names the party harmed, not
 //!   liable; a list item alone, a bare 如果 condition and 制定本法 are no provision.
+//! - written on the sixth sample's wrong triples (老年人权益保障法): a party holds a right
+//!   or duty only where its clause names it as the one who acts (at the head of a comma
+//!   segment, after 由/经/的, or in a list of parties), not inside another's phrase
+//!   (继承父母、子女的遗产; 承担该老年人…; 向国家机关提出); 不得以任何方式侵害 forbids
+//!   侵害 as 不得侵害 does; 不承担…义务 is an exemption; 通过X makes X the means; the
+//!   conduct listed before …的，由… is a condition, not a provision; a party followed by
+//!   its modal verb (民族自治地方的人民代表大会，可以…) is the provision's actor.
 //!
 //! A second hand-checked sample, from laws the first rules were not written on
 //! (`tests/fixtures/checked-triples-heldout.jsonl`), measures them.
@@ -37,8 +44,9 @@ mod clause;
 
 use crate::extract::Triple;
 use clause::{
-    actor_in_object, another_party, clauses, cue_before_object, first_after, gives_to_another,
-    governed_by, harmed_only, object_clause,
+    actor_in_object, addressed_party, another_party, clauses, cue_before_object, first_after,
+    forbidden, gives_to_another, governed_by, harmed_only, in_condition, object_clause,
+    subject_acts,
 };
 
 /// Why a triple was refused.
@@ -103,6 +111,14 @@ pub enum Ungrounded {
     ItemAsProvision,
     /// 规定 of the enactment formula (制定本法).
     EnactmentFormula,
+    /// 规定 of the party a provision addresses (民族自治地方的人民代表大会，可以…): the
+    /// provision is what it may or must do.
+    ActorAsProvision,
+    /// 主体-义务 of an exemption (不承担…义务): the article frees the party of a duty.
+    ExemptionAsDuty,
+    /// A right or duty whose subject the object's clause names only inside another's
+    /// phrase (继承父母、子女的遗产, 承担该老年人…, 向国家机关提出): not as the one who acts.
+    SubjectNotActor,
 }
 
 impl Ungrounded {
@@ -140,6 +156,9 @@ impl Ungrounded {
             Ungrounded::SubjectHarmed => "主体-责任 of the party harmed (对…造成损失)",
             Ungrounded::ItemAsProvision => "规定 of one item of a list",
             Ungrounded::EnactmentFormula => "规定 of the enactment formula (制定本法)",
+            Ungrounded::ActorAsProvision => "规定 of the party a provision addresses",
+            Ungrounded::ExemptionAsDuty => "duty the article exempts from (不承担…)",
+            Ungrounded::SubjectNotActor => "subject named in the clause only as another's object",
         }
     }
 }
@@ -176,7 +195,12 @@ const IMPOSING_VERBS: &[&str] = &["责令", "处", "给予", "没收", "吊销",
 /// Words after which an object is what the clause is about (对仲裁裁决不服, 由上级工会…,
 /// 不得向学校…). Not 以 (可以 and 予以 end in it), nor 将 and 把, which statutes put
 /// before a verb phrase too (应当按月将缴纳社会保险费的明细情况告知本人).
-const PREPOSITIONS: &[&str] = &["对", "向", "由", "与", "在", "从", "被", "给"];
+const PREPOSITIONS: &[&str] = &[
+    "对", "向", "由", "与", "在", "从", "被", "给", "通过", "经过",
+];
+
+/// How a duty's object opens when the article frees the party of it (不承担…筹劳义务).
+const EXEMPTIONS: &[&str] = &["不承担", "不负", "免除", "免于", "无须", "无需", "不必"];
 
 /// Verbs of agreeing, asking or enabling: a right or duty whose object one of them governs
 /// is to agree, ask or enable, or is the act of the party the verb names.
@@ -261,7 +285,7 @@ pub fn check(t: &Triple, article: &str, statute: &str) -> Result<(), Ungrounded>
         return Err(Ungrounded::ObjectNotInArticle);
     };
     if t.relation == "规定" {
-        return provision(is_statute(subject), object);
+        return provision(is_statute(subject), object, article);
     }
     if !is_statute(subject) && !article.contains(subject) {
         return Err(Ungrounded::SubjectNotInArticle);
@@ -282,7 +306,7 @@ pub fn check(t: &Triple, article: &str, statute: &str) -> Result<(), Ungrounded>
 
 /// 规定: the statute provides a whole provision, not its basis, a condition, one item of
 /// its list or its enactment formula.
-fn provision(by_statute: bool, object: &str) -> Result<(), Ungrounded> {
+fn provision(by_statute: bool, object: &str, article: &str) -> Result<(), Ungrounded> {
     if !by_statute {
         return Err(Ungrounded::ProvidesWithoutStatute);
     }
@@ -296,8 +320,11 @@ fn provision(by_statute: bool, object: &str) -> Result<(), Ungrounded> {
         .iter()
         .any(|w| object.starts_with(w))
         && !object.contains(['，', ',']);
-    if object.ends_with('的') || bare_condition {
+    if object.ends_with('的') || bare_condition || in_condition(article, object) {
         return Err(Ungrounded::ConditionAsObject);
+    }
+    if addressed_party(article, object) {
+        return Err(Ungrounded::ActorAsProvision);
     }
     if is_list_item(object) {
         return Err(Ungrounded::ItemAsProvision);
@@ -328,13 +355,20 @@ fn right_or_duty(
     clause: &str,
     article: &str,
 ) -> Result<(), Ungrounded> {
+    if relation == "主体-义务" && EXEMPTIONS.iter().any(|e| object.starts_with(e)) {
+        return Err(Ungrounded::ExemptionAsDuty);
+    }
     if relation == "主体-义务"
         && !object.starts_with(['不', '禁'])
-        && ["不得", "不", "禁止"]
+        && (["不得", "不", "禁止"]
             .iter()
             .any(|n| article.contains(&format!("{n}{object}")))
+            || forbidden(article, object))
     {
         return Err(Ungrounded::NegationDropped);
+    }
+    if !subject_acts(article, subject, object, clause) {
+        return Err(Ungrounded::SubjectNotActor);
     }
     // An object stated in several clauses (each party's contribution) is kept when one of
     // them gives it to the subject; a clause where no modal verb governs it gives it to

@@ -273,6 +273,111 @@ fn prepositions_dropped_verbs_consent_and_harm_are_read_as_statutes_use_them() {
     ]);
 }
 
+#[test]
+fn a_party_holds_a_right_or_duty_only_where_its_clause_names_it_as_the_one_who_acts() {
+    const PROPERTY: &str = "老年人有依法继承父母、配偶、子女或者其他亲属遗产的权利，有接受赠与的权利。子女或者其他亲属不得侵占应当由老年人继承的财产。";
+    const BEQUEST: &str = "负有扶养义务的组织或者个人按照遗赠扶养协议，承担该老年人生养死葬的义务，享有受遗赠的权利。";
+    const OPINIONS: &str =
+        "老年人和老年人组织有权向国家机关提出老年人权益保障、老龄事业发展等方面的意见和建议。";
+    const CARE: &str = "养老机构及其工作人员不得以任何方式侵害老年人的权益。";
+    const LABOUR: &str = "农村老年人不承担兴办公益事业的筹劳义务。";
+    const CLUBS: &str = "老年人可以通过老年人组织，开展有益身心健康的活动。";
+    const ABUSE: &str =
+        "干涉老年人婚姻自由，虐待老年人或者对老年人实施家庭暴力的，由有关单位给予批评教育。";
+    const AUTONOMY: &str =
+        "民族自治地方的人民代表大会，可以根据本法的原则，制定变通的或者补充的规定。";
+    const TRAINING: &str =
+        "政府有关部门、残疾人所在单位和有关社会组织应当对残疾人开展扫除文盲、职业培训、创业培训。";
+    const PREMIUMS: &str = "职工应当缴纳的社会保险费由用人单位代扣代缴。";
+    kept_on([
+        (PROPERTY, t("老年人", "主体-权利", "接受赠与的权利")),
+        (
+            BEQUEST,
+            t(
+                "负有扶养义务的组织或者个人",
+                "主体-权利",
+                "享有受遗赠的权利",
+            ),
+        ),
+        (
+            OPINIONS,
+            t(
+                "老年人组织",
+                "主体-权利",
+                "向国家机关提出老年人权益保障、老龄事业发展等方面的意见和建议",
+            ),
+        ),
+        (TRAINING, t("残疾人所在单位", "主体-义务", "职业培训")),
+        (TRAINING, t("有关社会组织", "主体-义务", "创业培训")),
+        (PREMIUMS, t("用人单位", "主体-义务", "代扣代缴")),
+        (CLUBS, t("老年人", "主体-权利", "开展有益身心健康的活动")),
+        (
+            AUTONOMY,
+            t(
+                "本法",
+                "规定",
+                "民族自治地方的人民代表大会，可以根据本法的原则，制定变通的或者补充的规定",
+            ),
+        ),
+    ]);
+    refused_on([
+        (
+            PROPERTY,
+            t("子女或者其他亲属", "主体-权利", "接受赠与的权利"),
+            Ungrounded::SubjectNotActor,
+        ),
+        (
+            BEQUEST,
+            t("老年人", "主体-权利", "享有受遗赠的权利"),
+            Ungrounded::SubjectNotActor,
+        ),
+        (
+            BEQUEST,
+            t(
+                "老年人",
+                "主体-义务",
+                "负有扶养义务的组织或者个人按照遗赠扶养协议，承担该老年人生养死葬的义务",
+            ),
+            Ungrounded::SubjectNotActor,
+        ),
+        (
+            OPINIONS,
+            t("国家机关", "主体-权利", "老年人和老年人组织的意见和建议"),
+            Ungrounded::SubjectNotActor,
+        ),
+        (
+            CARE,
+            t("养老机构及其工作人员", "主体-义务", "侵害老年人的权益"),
+            Ungrounded::NegationDropped,
+        ),
+        (
+            LABOUR,
+            t("农村老年人", "主体-义务", "不承担兴办公益事业的筹劳义务"),
+            Ungrounded::ExemptionAsDuty,
+        ),
+        (
+            CLUBS,
+            t("老年人", "主体-权利", "老年人组织"),
+            Ungrounded::ObjectOfPreposition,
+        ),
+        (
+            ABUSE,
+            t("本法", "规定", "干涉老年人婚姻自由"),
+            Ungrounded::ConditionAsObject,
+        ),
+        (
+            ABUSE,
+            t("本法", "规定", "对老年人实施家庭暴力"),
+            Ungrounded::ConditionAsObject,
+        ),
+        (
+            AUTONOMY,
+            t("本法", "规定", "民族自治地方的人民代表大会"),
+            Ungrounded::ActorAsProvision,
+        ),
+    ]);
+}
+
 /// Each triple is refused for its reason on `article`.
 fn refused<const N: usize>(article: &str, cases: [(Triple, Ungrounded); N]) {
     refused_on(cases.map(|(triple, why)| (article, triple, why)));
