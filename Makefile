@@ -321,7 +321,7 @@ extraction-sample-sixth: coal
 
 # A seventh hand-checked sample, for the rules written on the sixth sample's wrong
 # triples: 教育法 and 人口与计划生育法 extracted by the local 1.5B model (as the sixth),
-# every triple the rules of the commit after 2b605e4 keep judged by hand before any rule
+# every triple the rules of commit f72f244 keep, judged by hand before any rule
 # was changed after it: tests/fixtures/checked-triples-seventh.jsonl.
 SEVENTH_STORE ?= /tmp/coal-s16-extract7-store
 extraction-sample-seventh: coal
@@ -334,10 +334,10 @@ extraction-sample-seventh: coal
 		--store $(SEVENTH_STORE) | grep -E "extraction|generation|time:"
 	$(COAL) sparql --store $(SEVENTH_STORE) --file examples/extracted-triples.rq --format csv
 
-# The model's second look at extracted triples (`[llm] verify_triples`) on the six
+# The model's second look at extracted triples (`[llm] verify_triples`) on the seven
 # hand-checked samples: precision and right triples lost at each threshold of P(是).
 # The threshold is chosen on the first two samples (劳动合同法, 工会法 + 义务教育法) and
-# measured on the other four.
+# measured on the other five.
 eval-triples: coal
 	$(MAKE) llm-model LLM_SIZE=1.5b
 	sed -e 's/0.5b-instruct/1.5b-instruct/' -e 's/^threads = 1/threads = 2\nbatch_threads = 2/' \
@@ -346,7 +346,8 @@ eval-triples: coal
 		--sample tests/fixtures/checked-triples.jsonl --sample tests/fixtures/checked-triples-heldout.jsonl
 	$(COAL) eval triples --config /tmp/coal-verify.toml --thresholds 0.5,0.7,0.75,0.8,0.85,0.9 \
 		--sample tests/fixtures/checked-triples-unseen.jsonl --sample tests/fixtures/checked-triples-fourth.jsonl \
-		--sample tests/fixtures/checked-triples-fifth.jsonl --sample tests/fixtures/checked-triples-sixth.jsonl
+		--sample tests/fixtures/checked-triples-fifth.jsonl --sample tests/fixtures/checked-triples-sixth.jsonl \
+		--sample tests/fixtures/checked-triples-seventh.jsonl
 
 # Question decomposition by the local 0.5B model on 200 dev questions (the first 100 of
 # lecoqa.dev and of lawbench-3-8.dev, eval profile): how often the reply parses (the
@@ -363,12 +364,12 @@ eval-decomposition: coal model llm-model
 		--set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl
 	python3 scripts/tier_changes.py /tmp/coal-rules-items.jsonl /tmp/coal-llm-items.jsonl
 
-# The grounding rules alone on the six hand-checked samples (no model: a second).
+# The grounding rules alone on the seven hand-checked samples (no model: a second).
 eval-grounding: coal
 	$(COAL) eval triples --grounding-only --sample tests/fixtures/checked-triples.jsonl \
 		--sample tests/fixtures/checked-triples-heldout.jsonl --sample tests/fixtures/checked-triples-unseen.jsonl \
 		--sample tests/fixtures/checked-triples-fourth.jsonl --sample tests/fixtures/checked-triples-fifth.jsonl \
-		--sample tests/fixtures/checked-triples-sixth.jsonl
+		--sample tests/fixtures/checked-triples-sixth.jsonl --sample tests/fixtures/checked-triples-seventh.jsonl
 
 # `coal serve` under load (wrk, loopback): /api/ask and a typical /query at 1, 8 and 32
 # connections, then 32 for 60 s; requests/s, p50/p99 and errors.

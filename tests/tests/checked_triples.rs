@@ -162,11 +162,8 @@ fn the_unseen_sample_measures_the_shipped_pipeline() {
     // the 8 imposers refused, no right triple lost: 66 right of 90 kept (73%). The
     // clause-actor rules (also written on it) refuse 9 more wrong ones: 66 of 81 (81%);
     // the fifth sample's rules (not written on it) 4 more: 66 of 77 (86%); the sixth's
-    // 1 more: 66 of 76 (87%).
-    assert_eq!(
-        (got.kept_right, got.kept_wrong, got.lost_right),
-        (66, 10, 0)
-    );
+    // 1 more: 66 of 76 (87%); the seventh's 1 more: 66 of 75 (88%).
+    assert_eq!((got.kept_right, got.kept_wrong, got.lost_right), (66, 9, 0));
     assert_eq!(got.distinct, 98);
 }
 
@@ -201,10 +198,11 @@ fn the_fifth_sample_measures_the_clause_actor_rules_on_an_unseen_law() {
     assert_eq!(got.correct, 59);
     // The new rules refuse 6 wrong ones and no right one: 59 of 88 kept (67%). The rules
     // written on this sample's wrong triples afterwards (so optimistic here) refuse 18
-    // more: 59 of 70 (84%); the sixth sample measures them.
+    // more: 59 of 70 (84%); the sixth sample measures them. The seventh sample's rules
+    // (not written on it) 1 more: 59 of 69 (86%).
     assert_eq!(
         (got.kept_right, got.kept_wrong, got.lost_right),
-        (59, 11, 0)
+        (59, 10, 0)
     );
 }
 
@@ -227,4 +225,35 @@ fn the_sixth_sample_measures_the_fifth_samples_rules_on_an_unseen_law() {
     // triples afterwards (so optimistic here) refuse 12 of the 14 and no right one: 41 of
     // 43 (95%); the seventh sample measures them.
     assert_eq!((got.kept_right, got.kept_wrong, got.lost_right), (41, 2, 0));
+}
+
+/// 教育法 and 人口与计划生育法, extracted after the sixth sample's rules were written (`make
+/// extraction-sample-seventh`: the 1.5B model, 134 articles, 2 threads on an idle machine,
+/// 8.2 s an article, 159 triples kept of 641 proposed, 66 invalid, 414 refused by the
+/// grounding, 1 reply skipped): every one that build kept, judged by hand before any rule
+/// changed. The reading of the earlier samples: a 规定 object is right when it states on its
+/// own what the article provides (a whole provision, a purpose, a measure whose dropped
+/// actor is its sentence's: 国家采取综合措施，…提高人口素质 → 提高人口素质); wrong when it is
+/// a bare noun (纪律, 实践能力), one item of a 下列 list, or a piece of a statement that is
+/// no provision (提高人民综合素质 of 对…具有决定性意义).
+#[test]
+fn the_seventh_sample_measures_the_sixth_samples_rules_on_unseen_laws() {
+    let got = ground_sample(
+        include_str!("../fixtures/checked-triples-seventh.jsonl"),
+        159,
+    );
+    // 112 of 159 right (70.4%; goal 80%); 58.5% if a measure whose actor the triple drops
+    // counted as wrong too (19 triples). Rights, duties, liabilities and the rest: 59 of 67
+    // (88%); 规定: 53 of 92 (58%). The wrong 规定s: one item of a 下列 list (学校…行使下列
+    // 权利：（一）按照章程自主管理… → 自主管理: 14), a bare noun (纪律, 九年制义务教育制度,
+    // 前款规定所需经费: 19), a piece of a statement (6).
+    assert_eq!(got.correct, 112);
+    // Every triple in it is one the rules of f72f244 kept. The rules written on its wrong
+    // triples afterwards (so optimistic here) refuse 37 of the 47 and no right one: 112 of
+    // 122 (92%); the model's second look at .75 gave 78.2% before them (111 right, 31
+    // wrong, 1 right lost: `make eval-triples`).
+    assert_eq!(
+        (got.kept_right, got.kept_wrong, got.lost_right),
+        (112, 10, 0)
+    );
 }

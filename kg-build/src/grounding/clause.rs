@@ -339,3 +339,21 @@ fn acts_at(clause: &str, at: usize) -> bool {
                 .is_some_and(|b| PARTY_WORDS.iter().any(|p| b.ends_with(p)))
         })
 }
+
+/// How long a phrase right before a 、 may be to count as a list member: a longer one may
+/// open parallel clauses (为社会主义现代化建设服务、为人民服务), which state provisions.
+const MEMBER_CHARS: usize = 6;
+
+/// Whether the first place `object` stands verbatim in `article` is one member of an
+/// enumeration: 、, 和, 及 or 或者 right before it, or 、 right after a short one (进行理想、
+/// 道德、纪律、法治、国防和民族团结的教育; 增强…创新精神和实践能力).
+pub(super) fn enumerated(article: &str, object: &str) -> bool {
+    article.find(object).is_some_and(|at| {
+        let before = &article[..at];
+        let after = &article[at + object.len()..];
+        ["、", "和", "及", "或者"]
+            .iter()
+            .any(|j| before.ends_with(j))
+            || (after.starts_with('、') && object.chars().count() <= MEMBER_CHARS)
+    })
+}

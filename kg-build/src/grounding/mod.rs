@@ -34,6 +34,10 @@
 //!   侵害 as 不得侵害 does; 不承担…义务 is an exemption; 通过X makes X the means; the
 //!   conduct listed before …的，由… is a condition, not a provision; a party followed by
 //!   its modal verb (民族自治地方的人民代表大会，可以…) is the provision's actor.
+//! - written on the seventh sample's wrong triples (教育法, 人口与计划生育法): one line of a
+//!   下列 list, one member of an enumeration (…、纪律、法治…) and the object of a
+//!   preposition are no provision; the statute is no party to a right, duty, liability or
+//!   step; conduct (违反治安管理行为) is no party; a liability is no right.
 //!
 //! A second hand-checked sample, from laws the first rules were not written on
 //! (`tests/fixtures/checked-triples-heldout.jsonl`), measures them.
@@ -44,9 +48,9 @@ mod clause;
 
 use crate::extract::Triple;
 use clause::{
-    actor_in_object, addressed_party, another_party, clauses, cue_before_object, first_after,
-    forbidden, gives_to_another, governed_by, harmed_only, in_condition, object_clause,
-    subject_acts,
+    MODALS, actor_in_object, addressed_party, another_party, clauses, cue_before_object,
+    enumerated, first_after, forbidden, gives_to_another, governed_by, harmed_only, in_condition,
+    object_clause, subject_acts,
 };
 
 /// Why a triple was refused.
@@ -119,6 +123,14 @@ pub enum Ungrounded {
     /// A right or duty whose subject the object's clause names only inside another's
     /// phrase (继承父母、子女的遗产, 承担该老年人…, 向国家机关提出): not as the one who acts.
     SubjectNotActor,
+    /// 规定 of one member of an enumeration (进行理想、道德、纪律…的教育 → 纪律): the
+    /// statute provides the sentence the list is in.
+    MemberAsProvision,
+    /// A right, duty, liability or procedural step whose subject is the statute: the
+    /// statute provides, it is no party.
+    StatuteAsParty,
+    /// 主体-权利 of a liability (享有民事权利，承担民事责任 → 民事责任).
+    LiabilityAsRight,
 }
 
 impl Ungrounded {
@@ -159,6 +171,9 @@ impl Ungrounded {
             Ungrounded::ActorAsProvision => "规定 of the party a provision addresses",
             Ungrounded::ExemptionAsDuty => "duty the article exempts from (不承担…)",
             Ungrounded::SubjectNotActor => "subject named in the clause only as another's object",
+            Ungrounded::MemberAsProvision => "规定 of one member of an enumeration (…、…)",
+            Ungrounded::StatuteAsParty => "right, duty, liability or step of the statute itself",
+            Ungrounded::LiabilityAsRight => "主体-权利 of a liability (…责任)",
         }
     }
 }
@@ -198,6 +213,10 @@ const IMPOSING_VERBS: &[&str] = &["责令", "处", "给予", "没收", "吊销",
 const PREPOSITIONS: &[&str] = &[
     "对", "向", "由", "与", "在", "从", "被", "给", "通过", "经过",
 ];
+
+/// Prepositions whose object is no provision (对提高人民综合素质…具有决定性意义). Not 在,
+/// 由 or 从, which a provision's own opening drops (在中国境内的企业… → 中国境内的企业…).
+const PROVISION_PREPOSITIONS: &[&str] = &["对", "向", "给", "被"];
 
 /// How a duty's object opens when the article frees the party of it (不承担…筹劳义务).
 const EXEMPTIONS: &[&str] = &["不承担", "不负", "免除", "免于", "无须", "无需", "不必"];
@@ -287,6 +306,13 @@ pub fn check(t: &Triple, article: &str, statute: &str) -> Result<(), Ungrounded>
     if t.relation == "规定" {
         return provision(is_statute(subject), object, article);
     }
+    let of_a_party = matches!(
+        t.relation.as_str(),
+        "主体-权利" | "主体-义务" | "主体-责任" | "程序-步骤"
+    );
+    if of_a_party && is_statute(subject) {
+        return Err(Ungrounded::StatuteAsParty);
+    }
     if !is_statute(subject) && !article.contains(subject) {
         return Err(Ungrounded::SubjectNotInArticle);
     }
@@ -326,13 +352,28 @@ fn provision(by_statute: bool, object: &str, article: &str) -> Result<(), Ungrou
     if addressed_party(article, object) {
         return Err(Ungrounded::ActorAsProvision);
     }
-    if is_list_item(object) {
+    if is_list_item(object) || on_item_line(article, object) {
         return Err(Ungrounded::ItemAsProvision);
+    }
+    if first_after(article, object, PROVISION_PREPOSITIONS) {
+        return Err(Ungrounded::ObjectOfPreposition);
+    }
+    if enumerated(article, object) {
+        return Err(Ungrounded::MemberAsProvision);
     }
     if object.ends_with("制定本法") {
         return Err(Ungrounded::EnactmentFormula);
     }
     Ok(())
+}
+
+/// Whether the first place `object` stands verbatim in `article` is on a line that opens
+/// with a list item's number (（一）按照章程自主管理 → 自主管理).
+fn on_item_line(article: &str, object: &str) -> bool {
+    article.find(object).is_some_and(|at| {
+        let line_start = article[..at].rfind('\n').map_or(0, |i| i + 1);
+        is_list_item(article[line_start..].trim_start())
+    })
 }
 
 /// Whether `s` opens with a list item's number: （一）, (二).
@@ -427,9 +468,19 @@ fn conventions(
     if is_consequence(relation) && object.ends_with('的') {
         return Err(Ungrounded::ConditionAsObject);
     }
-    if matches!(relation, "主体-权利" | "主体-义务" | "主体-责任") && subject.ends_with('的')
+    // A condition clause (构成犯罪的) or the conduct it names (违反治安管理行为) is no party.
+    if matches!(relation, "主体-权利" | "主体-义务" | "主体-责任")
+        && (subject.ends_with('的') || subject.ends_with("行为"))
     {
         return Err(Ungrounded::ConditionAsSubject);
+    }
+    // 可以依法要求…承担责任 is a right to demand; 民事责任 alone is no right.
+    let governed = MODALS
+        .iter()
+        .chain(GOVERNING_VERBS)
+        .any(|w| object.contains(w));
+    if relation == "主体-权利" && object.ends_with("责任") && !governed {
+        return Err(Ungrounded::LiabilityAsRight);
     }
     if relation == "主体-权利"
         && ["保障", "保护", "维护"]

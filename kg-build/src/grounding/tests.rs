@@ -378,6 +378,83 @@ fn a_party_holds_a_right_or_duty_only_where_its_clause_names_it_as_the_one_who_a
     ]);
 }
 
+#[test]
+fn list_items_enumerations_and_the_statute_as_a_party_are_no_provisions() {
+    const RIGHTS: &str =
+        "学校及其他教育机构行使下列权利：\n（一）按照章程自主管理；\n（二）组织实施教育教学活动；";
+    const EDUCATION: &str = "国家在受教育者中进行爱国主义、集体主义、中国特色社会主义的教育，进行理想、道德、纪律、法治、国防和民族团结的教育。";
+    const ROLE: &str =
+        "教育是社会主义现代化建设的基础，对提高人民综合素质、促进人的全面发展具有决定性意义。";
+    const POLICY: &str = "国家采取综合措施，调控人口数量，提高人口素质，推动实现适度生育水平。";
+    const DUTY: &str = "违反本法规定，不履行协助计划生育管理义务的，由有关地方人民政府责令改正。";
+    const CIVIL: &str = "学校及其他教育机构在民事活动中依法享有民事权利，承担民事责任。";
+    const POLICE: &str = "拒绝、阻碍工作人员依法执行公务的，由卫生健康主管部门给予批评教育；构成违反治安管理行为的，依法给予治安管理处罚；构成犯罪的，依法追究刑事责任。";
+    kept_on([
+        (RIGHTS, t("本法", "规定", "学校及其他教育机构行使下列权利")),
+        (POLICY, t("本法", "规定", "国家采取综合措施，调控人口数量")),
+        (POLICY, t("本法", "规定", "提高人口素质")),
+        (ROLE, t("本法", "规定", "教育是社会主义现代化建设的基础")),
+        (CIVIL, t("学校及其他教育机构", "主体-权利", "民事权利")),
+    ]);
+    refused_on([
+        (
+            RIGHTS,
+            t("本法", "规定", "自主管理"),
+            Ungrounded::ItemAsProvision,
+        ),
+        (
+            RIGHTS,
+            t("本法", "规定", "组织实施教育教学活动"),
+            Ungrounded::ItemAsProvision,
+        ),
+        (
+            EDUCATION,
+            t("本法", "规定", "纪律"),
+            Ungrounded::MemberAsProvision,
+        ),
+        (
+            EDUCATION,
+            t("本法", "规定", "民族团结"),
+            Ungrounded::MemberAsProvision,
+        ),
+        (
+            EDUCATION,
+            t("本法", "规定", "爱国主义"),
+            Ungrounded::MemberAsProvision,
+        ),
+        (
+            ROLE,
+            t("本法", "规定", "提高人民综合素质"),
+            Ungrounded::ObjectOfPreposition,
+        ),
+        (
+            ROLE,
+            t("本法", "规定", "促进人的全面发展"),
+            Ungrounded::MemberAsProvision,
+        ),
+        (
+            DUTY,
+            t("本法", "主体-义务", "不履行协助计划生育管理义务"),
+            Ungrounded::StatuteAsParty,
+        ),
+        (
+            DUTY,
+            t("本法", "程序-步骤", "责令改正"),
+            Ungrounded::StatuteAsParty,
+        ),
+        (
+            CIVIL,
+            t("学校及其他教育机构", "主体-权利", "民事责任"),
+            Ungrounded::LiabilityAsRight,
+        ),
+        (
+            POLICE,
+            t("违反治安管理行为", "主体-责任", "刑事责任"),
+            Ungrounded::ConditionAsSubject,
+        ),
+    ]);
+}
+
 /// Each triple is refused for its reason on `article`.
 fn refused<const N: usize>(article: &str, cases: [(Triple, Ungrounded); N]) {
     refused_on(cases.map(|(triple, why)| (article, triple, why)));
