@@ -10,7 +10,7 @@ COAL    := target/debug/coal
 EVAL_PROFILE = $(SHARED)/corpus/profiles/eval.txt
 BUILD_EVAL_STORE = $(COAL) build --corpus $(CORPUS) --profile $(EVAL_PROFILE) --store $(EVAL_STORE) >/dev/null
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth extraction-sample-fifth extraction-sample-sixth extraction-sample-seventh eval-triples eval-grounding eval-decomposition fit-rerank fit-graph calibrate calibrate-folds routing-analysis replay-rankings graph-weights-grid eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-paper eval-paper-generated bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth extraction-sample-fifth extraction-sample-sixth extraction-sample-seventh extraction-sample-eighth eval-triples eval-grounding eval-decomposition fit-rerank fit-graph calibrate calibrate-folds routing-analysis replay-rankings graph-weights-grid eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -305,39 +305,44 @@ extraction-sample-fifth: coal
 		--corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(FIFTH_STORE) | grep -E "extraction|generation|time:"
 	$(COAL) sparql --store $(FIFTH_STORE) --file examples/extracted-triples.rq --format csv
 
+# The later hand-checked samples are extracted alike: the local 1.5B model on 2 threads
+# of an otherwise idle machine, replies cached (a rerun asks nothing), no embeddings;
+# the build prints its extraction and generation lines, then every triple it kept.
+# $(call extraction_sample,CONFIG,STORE,--extract-law TITLE …)
+define extraction_sample
+	$(MAKE) llm-model LLM_SIZE=1.5b
+	sed -e 's/0.5b-instruct/1.5b-instruct/' -e 's/^threads = 1/threads = 2\nbatch_threads = 2/' \
+		-e 's/^max_tokens = 512/max_tokens = 384/' examples/coal.local-llm.toml > $(1)
+	$(COAL) build --config $(1) $(3) --no-embeddings --corpus $(CORPUS) \
+		--profile $(SHARED)/corpus/profiles/social16.txt --store $(2) | grep -E "extraction|generation|time:"
+	$(COAL) sparql --store $(2) --file examples/extracted-triples.rq --format csv
+endef
+
 # A sixth hand-checked sample, for the rules written on the fifth sample's wrong triples:
-# 老年人权益保障法 extracted by the local 1.5B model (2 threads on an otherwise idle
-# machine, replies cached, no embeddings), every triple the rules of commit 41e7fbf keep,
-# judged by hand before any rule was changed after it: tests/fixtures/checked-triples-sixth.jsonl.
+# 老年人权益保障法, every triple the rules of commit 41e7fbf keep, judged by hand before
+# any rule was changed after it: tests/fixtures/checked-triples-sixth.jsonl.
 SIXTH_STORE ?= /tmp/coal-s16-extract6-store
 extraction-sample-sixth: coal
-	$(MAKE) llm-model LLM_SIZE=1.5b
-	sed -e 's/0.5b-instruct/1.5b-instruct/' -e 's/^threads = 1/threads = 2\nbatch_threads = 2/' \
-		-e 's/^max_tokens = 512/max_tokens = 384/' \
-		examples/coal.local-llm.toml > /tmp/coal-extract6.toml
-	$(COAL) build --config /tmp/coal-extract6.toml --extract-law 老年人权益保障法 --no-embeddings \
-		--corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(SIXTH_STORE) | grep -E "extraction|generation|time:"
-	$(COAL) sparql --store $(SIXTH_STORE) --file examples/extracted-triples.rq --format csv
+	$(call extraction_sample,/tmp/coal-extract6.toml,$(SIXTH_STORE),--extract-law 老年人权益保障法)
 
-# A seventh hand-checked sample, for the rules written on the sixth sample's wrong
-# triples: 教育法 and 人口与计划生育法 extracted by the local 1.5B model (as the sixth),
-# every triple the rules of commit f72f244 keep, judged by hand before any rule
-# was changed after it: tests/fixtures/checked-triples-seventh.jsonl.
+# A seventh, for the rules written on the sixth sample's wrong triples: 教育法 and
+# 人口与计划生育法, every triple the rules of commit f72f244 keep, judged likewise:
+# tests/fixtures/checked-triples-seventh.jsonl.
 SEVENTH_STORE ?= /tmp/coal-s16-extract7-store
 extraction-sample-seventh: coal
-	$(MAKE) llm-model LLM_SIZE=1.5b
-	sed -e 's/0.5b-instruct/1.5b-instruct/' -e 's/^threads = 1/threads = 2\nbatch_threads = 2/' \
-		-e 's/^max_tokens = 512/max_tokens = 384/' \
-		examples/coal.local-llm.toml > /tmp/coal-extract7.toml
-	$(COAL) build --config /tmp/coal-extract7.toml --extract-law 中华人民共和国教育法 --extract-law 人口与计划生育法 \
-		--no-embeddings --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt \
-		--store $(SEVENTH_STORE) | grep -E "extraction|generation|time:"
-	$(COAL) sparql --store $(SEVENTH_STORE) --file examples/extracted-triples.rq --format csv
+	$(call extraction_sample,/tmp/coal-extract7.toml,$(SEVENTH_STORE),--extract-law 中华人民共和国教育法 --extract-law 人口与计划生育法)
 
-# The model's second look at extracted triples (`[llm] verify_triples`) on the seven
+# An eighth, for the rules written on the seventh sample's wrong triples: 高等教育法 and
+# 职业病防治法, every triple the rules of commit fdfeac5 keep, judged likewise:
+# tests/fixtures/checked-triples-eighth.jsonl.
+EIGHTH_STORE ?= /tmp/coal-s16-extract8-store
+extraction-sample-eighth: coal
+	$(call extraction_sample,/tmp/coal-extract8.toml,$(EIGHTH_STORE),--extract-law 高等教育法 --extract-law 职业病防治法)
+
+# The model's second look at extracted triples (`[llm] verify_triples`) on the eight
 # hand-checked samples: precision and right triples lost at each threshold of P(是).
 # The threshold is chosen on the first two samples (劳动合同法, 工会法 + 义务教育法) and
-# measured on the other five.
+# measured on the other six.
 eval-triples: coal
 	$(MAKE) llm-model LLM_SIZE=1.5b
 	sed -e 's/0.5b-instruct/1.5b-instruct/' -e 's/^threads = 1/threads = 2\nbatch_threads = 2/' \
@@ -347,7 +352,8 @@ eval-triples: coal
 	$(COAL) eval triples --config /tmp/coal-verify.toml --thresholds 0.5,0.7,0.75,0.8,0.85,0.9 \
 		--sample tests/fixtures/checked-triples-unseen.jsonl --sample tests/fixtures/checked-triples-fourth.jsonl \
 		--sample tests/fixtures/checked-triples-fifth.jsonl --sample tests/fixtures/checked-triples-sixth.jsonl \
-		--sample tests/fixtures/checked-triples-seventh.jsonl
+		--sample tests/fixtures/checked-triples-seventh.jsonl \
+		--sample tests/fixtures/checked-triples-eighth.jsonl
 
 # Question decomposition by the local 0.5B model on 200 dev questions (the first 100 of
 # lecoqa.dev and of lawbench-3-8.dev, eval profile): how often the reply parses (the
@@ -364,12 +370,15 @@ eval-decomposition: coal model llm-model
 		--set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl
 	python3 scripts/tier_changes.py /tmp/coal-rules-items.jsonl /tmp/coal-llm-items.jsonl
 
-# The grounding rules alone on the seven hand-checked samples (no model: a second).
+# The grounding rules alone on the eight hand-checked samples (no model: a second), then
+# the kept triples split into 规定 and the other relations (scripts/triples_by_relation.py).
 eval-grounding: coal
-	$(COAL) eval triples --grounding-only --sample tests/fixtures/checked-triples.jsonl \
+	$(COAL) eval triples --grounding-only --per-triple /tmp/coal-grounding-triples.jsonl --sample tests/fixtures/checked-triples.jsonl \
 		--sample tests/fixtures/checked-triples-heldout.jsonl --sample tests/fixtures/checked-triples-unseen.jsonl \
 		--sample tests/fixtures/checked-triples-fourth.jsonl --sample tests/fixtures/checked-triples-fifth.jsonl \
-		--sample tests/fixtures/checked-triples-sixth.jsonl --sample tests/fixtures/checked-triples-seventh.jsonl
+		--sample tests/fixtures/checked-triples-sixth.jsonl --sample tests/fixtures/checked-triples-seventh.jsonl \
+		--sample tests/fixtures/checked-triples-eighth.jsonl
+	python3 scripts/triples_by_relation.py /tmp/coal-grounding-triples.jsonl
 
 # `coal serve` under load (wrk, loopback): /api/ask and a typical /query at 1, 8 and 32
 # connections, then 32 for 60 s; requests/s, p50/p99 and errors.

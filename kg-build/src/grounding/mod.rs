@@ -408,9 +408,6 @@ fn right_or_duty(
     {
         return Err(Ungrounded::NegationDropped);
     }
-    if !subject_acts(article, subject, object, clause) {
-        return Err(Ungrounded::SubjectNotActor);
-    }
     // An object stated in several clauses (each party's contribution) is kept when one of
     // them gives it to the subject; a clause where no modal verb governs it gives it to
     // no one (…延长工作时间每日不得超过三小时).
@@ -421,6 +418,9 @@ fn right_or_duty(
         .peekable();
     if givers.peek().is_some() && givers.all(|another| another) {
         return Err(Ungrounded::AnotherActorInClause);
+    }
+    if !subject_acts(article, subject, object, clause) {
+        return Err(Ungrounded::SubjectNotActor);
     }
     if first_after(article, object, PREPOSITIONS) {
         return Err(Ungrounded::ObjectOfPreposition);
