@@ -13,6 +13,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
     let embedder = args.embedder(&models)?;
     let llm = args.extraction_llm(&models)?;
     let verify = models.verify_triples()?;
+    let skip_relations = models.skip_relations()?;
     let select = kg_build::ExtractSelection {
         laws: args.extract_laws.clone(),
         limit: args.extract_limit,
@@ -25,6 +26,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         concurrency: *n,
         select: select.clone(),
         verify,
+        skip_relations: skip_relations.clone(),
     });
     let result = rt.block_on(kg_build::build_with_llm(
         &opts,
@@ -285,6 +287,12 @@ fn print_extraction(e: &kg_build::extract::ExtractReport) {
         e.duplicate_triples,
         e.skipped
     );
+    if e.left_out_triples > 0 {
+        println!(
+            "  {} triples of relations [llm] skip_relations leaves out",
+            e.left_out_triples
+        );
+    }
     if e.closed_replies > 0 {
         println!(
             "  {} replies cut at max_tokens kept their complete triples",

@@ -105,6 +105,27 @@ impl Models {
         }
     }
 
+    /// `[llm] skip_relations`, validated: each one a relation of the extraction's
+    /// vocabulary.
+    pub fn skip_relations(&self) -> anyhow::Result<Vec<String>> {
+        let skipped = self
+            .file
+            .llm
+            .as_ref()
+            .and_then(|l| l.skip_relations.clone())
+            .unwrap_or_default();
+        if let Some(r) = skipped
+            .iter()
+            .find(|r| !kg_build::extract::RELATIONS.contains(&r.as_str()))
+        {
+            anyhow::bail!(
+                "[llm] skip_relations: `{r}` is no relation of the extraction (one of {})",
+                kg_build::extract::RELATIONS.join(", ")
+            );
+        }
+        Ok(skipped)
+    }
+
     /// The method's constants (`[method]`), validated.
     pub fn method(&self) -> anyhow::Result<query_engine::method::MethodConfig> {
         let method = self.file.method.clone();

@@ -63,6 +63,8 @@ pub struct ExtractReport {
     /// Supported triples a reply repeated for its article, kept once (a small model
     /// repeats itself: 67 of 371 kept triples of one run were copies).
     pub duplicate_triples: usize,
+    /// Supported triples of a relation the configuration leaves out (`skip_relations`).
+    pub left_out_triples: usize,
     /// Replies cut at the token bound whose complete triples were kept (the cut one dropped).
     pub closed_replies: usize,
     /// Articles skipped after every attempt failed, with the reason (first 20).

@@ -197,6 +197,9 @@ pub struct Extraction<'a> {
     /// When set, the model judges every kept triple against its article and those it
     /// gives a probability of being right below this are dropped (see [`verify`]).
     pub verify: Option<f64>,
+    /// Relations whose triples are left out (`[llm] skip_relations`), before the
+    /// verification.
+    pub skip_relations: Vec<String>,
 }
 
 /// A part of the corpus to extract triples from: the laws whose title contains one of

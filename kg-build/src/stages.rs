@@ -19,6 +19,7 @@ pub(crate) struct Llm<'a> {
     pub concurrency: usize,
     pub select: crate::ExtractSelection,
     pub verify: Option<f64>,
+    pub skip_relations: Vec<String>,
     pub replies: extract::ReplyCache,
 }
 
@@ -32,6 +33,7 @@ impl<'a> Llm<'a> {
             concurrency: llm.concurrency,
             select: llm.select.clone(),
             verify: llm.verify,
+            skip_relations: llm.skip_relations.clone(),
             replies,
         })
     }
@@ -461,6 +463,12 @@ pub(crate) fn extract_stage(
         extract::extract(llm.chat, &jobs, cache, llm.concurrency, &|done| {
             observer.progress(done)
         });
+    for (_, triples) in &mut found {
+        let before = triples.len();
+        triples.retain(|t| !llm.skip_relations.contains(&t.relation));
+        report.left_out_triples += before - triples.len();
+    }
+    report.triples -= report.left_out_triples;
     if let Some(threshold) = llm.verify {
         let kept = found.iter().map(|(_, t)| t.len() as u64).sum();
         observer.stage("verify triples", Some(kept));

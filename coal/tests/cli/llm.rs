@@ -510,6 +510,52 @@ fn verifier_config(dir: &Path, server: &wiremock::MockServer, verify: &str) -> S
 }
 
 #[test]
+fn protocol_skip_relations_leaves_a_relation_out_of_the_graph() {
+    let (_rt, server) = verifier_server();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    // The scripted model gives 第一条 a 规定 triple (both versions) and 第二条 a right.
+    let c = verifier_config(dir.path(), &server, "skip_relations = [\"规定\"]\n");
+    let built = build_with(&store, &fixtures().join("versions"), &["--config", &c]);
+    let e = &built["extraction"];
+    assert_eq!(
+        (&e["triples"], &e["left_out_triples"]),
+        (&1.into(), &2.into()),
+        "{e}"
+    );
+    let q = coal(&[
+        "sparql",
+        "--store",
+        store.to_str().unwrap(),
+        "--format",
+        "csv",
+        "SELECT ?relation WHERE { ?t a coal:ExtractedTriple ; coal:tripleRelation ?relation }",
+    ]);
+    let text = stdout(&q);
+    assert!(
+        text.contains("主体-权利") && !text.contains("规定"),
+        "{text}"
+    );
+    // A name outside the extraction's vocabulary is refused by name.
+    let c = verifier_config(dir.path(), &server, "skip_relations = [\"规矩\"]\n");
+    let bad = coal(&[
+        "build",
+        "--config",
+        &c,
+        "--corpus",
+        fixtures().join("versions").to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("skip_relations") && err.contains("规矩"),
+        "{err}"
+    );
+}
+
+#[test]
 fn protocol_verify_triples_drops_the_triples_the_model_says_its_article_does_not_say() {
     let (_rt, server) = verifier_server();
     let dir = tempfile::tempdir().unwrap();
