@@ -285,3 +285,19 @@ fn the_eighth_sample_measures_the_seventh_samples_rules_on_unseen_laws() {
         (95, 38, 0)
     );
 }
+
+/// The first 60 articles of 安全生产法, extracted with `[llm] skip_relations = ["规定"]`
+/// (chosen after the sixth to eighth samples, whose other relations were right for 83%
+/// of triples as judged: `make extraction-sample-ninth`, 9.2 s an article, 37 triples
+/// kept): every one that build kept, judged by hand before any rule changed. The measure
+/// of leaving 规定 out, on a law nothing was written on.
+#[test]
+fn the_ninth_sample_measures_leaving_the_provides_relation_out() {
+    let got = ground_sample(include_str!("../fixtures/checked-triples-ninth.jsonl"), 37);
+    // 27 of 37 right (73.0%; goal 80%). The wrong ones: a duty or a right taken as a
+    // liability (3), a noun as a right or duty (安全生产条件, 防范措施: 3), the other
+    // party's act as the subject's right (接到报告的部门, 依法及时处理: 2), a prohibition
+    // with its 不得 dropped (1), a duty garbled (…有关部门备案: 1).
+    assert_eq!(got.correct, 27);
+    assert!(got.kept_right + got.kept_wrong == 37 && got.lost_right == 0);
+}
