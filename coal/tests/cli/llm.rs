@@ -509,6 +509,36 @@ fn verifier_config(dir: &Path, server: &wiremock::MockServer, verify: &str) -> S
     config.to_str().unwrap().to_owned()
 }
 
+/// One property (`coal:tripleObject`, `coal:tripleRelation`) of every extracted triple
+/// in the store, as CSV.
+fn extracted(store: &Path, property: &str) -> String {
+    let query = format!("SELECT ?v WHERE {{ ?t a coal:ExtractedTriple ; {property} ?v }}");
+    let q = coal(&[
+        "sparql",
+        "--store",
+        store.to_str().unwrap(),
+        "--format",
+        "csv",
+        &query,
+    ]);
+    stdout(&q)
+}
+
+/// Builds the versions fixture with `config`, which must fail; its stderr.
+fn refused_build(config: &str, store: &Path) -> String {
+    let bad = coal(&[
+        "build",
+        "--config",
+        config,
+        "--corpus",
+        fixtures().join("versions").to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    assert!(!bad.status.success());
+    String::from_utf8_lossy(&bad.stderr).into_owned()
+}
+
 #[test]
 fn protocol_skip_relations_leaves_a_relation_out_of_the_graph() {
     let (_rt, server) = verifier_server();
@@ -523,32 +553,14 @@ fn protocol_skip_relations_leaves_a_relation_out_of_the_graph() {
         (&1.into(), &2.into()),
         "{e}"
     );
-    let q = coal(&[
-        "sparql",
-        "--store",
-        store.to_str().unwrap(),
-        "--format",
-        "csv",
-        "SELECT ?relation WHERE { ?t a coal:ExtractedTriple ; coal:tripleRelation ?relation }",
-    ]);
-    let text = stdout(&q);
+    let text = extracted(&store, "coal:tripleRelation");
     assert!(
         text.contains("主体-权利") && !text.contains("规定"),
         "{text}"
     );
     // A name outside the extraction's vocabulary is refused by name.
     let c = verifier_config(dir.path(), &server, "skip_relations = [\"规矩\"]\n");
-    let bad = coal(&[
-        "build",
-        "--config",
-        &c,
-        "--corpus",
-        fixtures().join("versions").to_str().unwrap(),
-        "--store",
-        store.to_str().unwrap(),
-    ]);
-    assert!(!bad.status.success());
-    let err = String::from_utf8_lossy(&bad.stderr);
+    let err = refused_build(&c, &store);
     assert!(
         err.contains("skip_relations") && err.contains("规矩"),
         "{err}"
@@ -572,15 +584,7 @@ fn protocol_verify_triples_drops_the_triples_the_model_says_its_article_does_not
         "{e}"
     );
     assert_eq!(e["triples"], 1, "{e}");
-    let q = coal(&[
-        "sparql",
-        "--store",
-        store.to_str().unwrap(),
-        "--format",
-        "csv",
-        "SELECT ?object WHERE { ?t a coal:ExtractedTriple ; coal:tripleObject ?object }",
-    ]);
-    let text = stdout(&q);
+    let text = extracted(&store, "coal:tripleObject");
     assert!(
         text.contains("与男子平等的权利") && !text.contains("保障妇女"),
         "{text}"
@@ -596,21 +600,8 @@ fn protocol_verify_triples_drops_the_triples_the_model_says_its_article_does_not
     assert_eq!(plain["extraction"]["triples"], 3, "{}", plain["extraction"]);
     // A threshold that is no probability is refused by name.
     let c = verifier_config(dir.path(), &server, "verify_triples = 1.5\n");
-    let bad = coal(&[
-        "build",
-        "--config",
-        &c,
-        "--corpus",
-        fixtures().join("versions").to_str().unwrap(),
-        "--store",
-        store.to_str().unwrap(),
-    ]);
-    assert!(!bad.status.success());
-    assert!(
-        String::from_utf8_lossy(&bad.stderr).contains("verify_triples = 1.5"),
-        "{}",
-        String::from_utf8_lossy(&bad.stderr)
-    );
+    let err = refused_build(&c, &store);
+    assert!(err.contains("verify_triples = 1.5"), "{err}");
 }
 
 #[test]
