@@ -307,7 +307,8 @@ extraction-sample-fifth: coal
 
 # The later hand-checked samples are extracted alike: the local 1.5B model on 2 threads
 # of an otherwise idle machine, replies cached (a rerun asks nothing), no embeddings;
-# the build prints its extraction and generation lines, then every triple it kept.
+# the build prints its extraction and generation lines, the query graph's node and edge
+# counts (term/relates/states are the triples'), then every triple it kept.
 # $(call extraction_sample,CONFIG,STORE,--extract-law TITLE …[,EXTRA LLM KEY])
 define extraction_sample
 	$(MAKE) llm-model LLM_SIZE=1.5b
@@ -315,7 +316,8 @@ define extraction_sample
 		-e 's/^max_tokens = 512/max_tokens = 384/' examples/coal.local-llm.toml > $(1)
 	$(if $(4),echo '$(4)' >> $(1))
 	$(COAL) build --config $(1) $(3) --no-embeddings --corpus $(CORPUS) \
-		--profile $(SHARED)/corpus/profiles/social16.txt --store $(2) | grep -E "extraction|generation|time:"
+		--profile $(SHARED)/corpus/profiles/social16.txt --store $(2) | grep -E "extraction|generation|left out|time:"
+	$(COAL) graph --store $(2) | grep -E "nodes:|edges:"
 	$(COAL) sparql --store $(2) --file examples/extracted-triples.rq --format csv
 endef
 

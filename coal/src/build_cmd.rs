@@ -26,7 +26,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         concurrency: *n,
         select: select.clone(),
         verify,
-        skip_relations: skip_relations.clone(),
+        skip_relations,
     });
     let result = rt.block_on(kg_build::build_with_llm(
         &opts,
@@ -289,7 +289,7 @@ fn print_extraction(e: &kg_build::extract::ExtractReport) {
     );
     if e.left_out_triples > 0 {
         println!(
-            "  {} triples of relations [llm] skip_relations leaves out",
+            "  {} triples left out by [llm] skip_relations",
             e.left_out_triples
         );
     }

@@ -299,5 +299,8 @@ fn the_ninth_sample_measures_leaving_the_provides_relation_out() {
     // party's act as the subject's right (接到报告的部门, 依法及时处理: 2), a prohibition
     // with its 不得 dropped (1), a duty garbled (…有关部门备案: 1).
     assert_eq!(got.correct, 27);
-    assert!(got.kept_right + got.kept_wrong == 37 && got.lost_right == 0);
+    assert_eq!(
+        (got.kept_right, got.kept_wrong, got.lost_right),
+        (27, 10, 0)
+    );
 }

@@ -273,10 +273,17 @@ pub(super) fn addressed_party(article: &str, object: &str) -> bool {
 /// another modal verb, the verb is not the one forbidden.
 const ENDS_PROHIBITION: &[&str] = &["应当", "可以", "有权", "必须", "并", "和", "或者"];
 
-/// Whether at every place `object` stands verbatim in `article`, a 不得 or 禁止 earlier in
-/// its comma segment governs it through an adverbial only (不得以任何方式侵害…, 不得擅自
+/// Whether the article forbids `object`: right after 不得, 不 or 禁止 at some place
+/// (不得拒绝检查), or, at every place it stands verbatim, a 不得 or 禁止 earlier in its
+/// comma segment governs it through an adverbial only (不得以任何方式侵害…, 不得擅自
 /// 改变…): the duty is not to do it.
 pub(super) fn forbidden(article: &str, object: &str) -> bool {
+    if ["不得", "不", "禁止"]
+        .iter()
+        .any(|n| article.contains(&format!("{n}{object}")))
+    {
+        return true;
+    }
     let mut places = article.match_indices(object).peekable();
     places.peek().is_some()
         && places.all(|(at, _)| {

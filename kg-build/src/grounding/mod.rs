@@ -399,12 +399,7 @@ fn right_or_duty(
     if relation == "主体-义务" && EXEMPTIONS.iter().any(|e| object.starts_with(e)) {
         return Err(Ungrounded::ExemptionAsDuty);
     }
-    if relation == "主体-义务"
-        && !object.starts_with(['不', '禁'])
-        && (["不得", "不", "禁止"]
-            .iter()
-            .any(|n| article.contains(&format!("{n}{object}")))
-            || forbidden(article, object))
+    if relation == "主体-义务" && !object.starts_with(['不', '禁']) && forbidden(article, object)
     {
         return Err(Ungrounded::NegationDropped);
     }
