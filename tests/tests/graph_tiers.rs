@@ -262,6 +262,23 @@ fn tier_four_drops_a_superseded_version_and_articles_on_no_path_from_the_questio
     );
     assert!(dropped[0].reason.contains("《劳动合同法》"), "{dropped:?}");
     assert_eq!(kept.len(), 4);
+    // Without a named law or article, a concept of the question does not mark out where
+    // the answer lies: the same candidates are all kept.
+    let question = "用人单位支付经济补偿怎么算？";
+    let links = engine().ask(question, &tier(4)).unwrap().trace.links;
+    assert!(
+        links.iter().any(|l| l.kind == LinkKind::Concept),
+        "{links:?}"
+    );
+    assert!(
+        !links
+            .iter()
+            .any(|l| matches!(l.kind, LinkKind::Law | LinkKind::Article)),
+        "{links:?}"
+    );
+    let (kept, dropped, _) = engine().verify_candidates(question, &refs).unwrap();
+    assert!(dropped.is_empty(), "{dropped:?}");
+    assert_eq!(kept.len(), 5);
 }
 
 #[test]
