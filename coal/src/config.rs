@@ -924,3 +924,28 @@ impl EvalTriplesArgs {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shipped extraction example is the configuration the tenth hand-checked sample
+    /// measured (`make extraction-sample-tenth`): the 1.5B model, both precision keys.
+    #[test]
+    fn the_extraction_example_holds_the_measured_precision_keys() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples/coal.local-llm-extraction.toml");
+        let models = Models {
+            file: FileConfig::read(Some(&path)).unwrap(),
+            local_model: None,
+            threads: 1,
+        };
+        assert_eq!(models.skip_relations().unwrap(), vec!["规定".to_owned()]);
+        assert_eq!(models.verify_triples().unwrap(), Some(0.75));
+        let llm = models.file.llm.as_ref().unwrap();
+        assert!(
+            format!("{llm:?}").contains("qwen2.5-coder-1.5b-instruct-q4.gguf"),
+            "{llm:?}"
+        );
+    }
+}
