@@ -29,9 +29,12 @@ pub struct Generated {
 pub const CUT: &str = "〔无效引用已删除〕";
 
 pub fn system_prompt() -> &'static str {
+    // A bare 可以。 answers nobody: the consultation answers the sets hold (and users
+    // want) give the conclusion, then what the provision says and why it applies.
     "你是严谨的中国法律助手。只依据用户给出的编号条文回答，不得引用未给出的条文。\
+     先用一句话直接回答问题，再用两到四句说明适用的条文规定了什么、为什么适用于这个问题。\
      引用时在句末标注条文编号，如[1]，也可写出《法律名称》第N条（必须是给出的条文）。\
-     条文不足以回答时，直说不足。用中文简洁作答。"
+     条文不足以回答时，直说不足。用中文作答。"
 }
 
 /// The user message: the numbered context, then the question.
