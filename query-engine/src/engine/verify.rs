@@ -72,11 +72,13 @@ impl Engine {
         // one idea of the question, and an article off its paths may answer another
         // (on lecoqa.dev the concept-only check dropped 125 gold articles from tier 3's
         // top 10 and let 25 in).
-        let explicit: Vec<&Link> = links.iter().filter(|l| l.kind != LinkKind::Topic).collect();
         let names_where = links
             .iter()
             .any(|l| matches!(l.kind, LinkKind::Law | LinkKind::Article));
-        let explicit: Vec<&Link> = if names_where { explicit } else { Vec::new() };
+        let explicit: Vec<&Link> = links
+            .iter()
+            .filter(|l| names_where && l.kind != LinkKind::Topic)
+            .collect();
         let mut reachable: HashSet<NodeId> = HashSet::default();
         if !explicit.is_empty() {
             let bounds = Bounds::of_method(&self.cfg);
