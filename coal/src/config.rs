@@ -943,9 +943,11 @@ mod tests {
         assert_eq!(models.skip_relations().unwrap(), vec!["规定".to_owned()]);
         assert_eq!(models.verify_triples().unwrap(), Some(0.75));
         let llm = models.file.llm.as_ref().unwrap();
-        assert!(
-            format!("{llm:?}").contains("qwen2.5-coder-1.5b-instruct-q4.gguf"),
-            "{llm:?}"
+        assert_eq!(
+            llm.model_path.as_deref(),
+            Some(std::path::Path::new(
+                ".models/qwen2.5-coder-1.5b-instruct-q4.gguf"
+            ))
         );
     }
 }
