@@ -700,6 +700,10 @@ pub struct FitRerankArgs {
     /// `[method]` table (a `coal.toml`); an existing file is not overwritten.
     #[arg(long)]
     pub write: Option<PathBuf>,
+    /// Also write every question's candidates, features, hand scores and gold articles
+    /// here, one JSON object a line (for fitting other rankers offline).
+    #[arg(long)]
+    pub candidates: Option<PathBuf>,
     #[command(flatten)]
     pub model: ModelArgs,
     #[arg(long)]

@@ -28,6 +28,9 @@ pub fn run(args: crate::config::FitRerankArgs) -> anyhow::Result<()> {
         by_set.push(rerank_fit::collect(&engine, tier, &set, &items, &gold)?);
     }
     let all: Vec<&FitQuestion> = by_set.iter().flatten().collect();
+    if let Some(path) = &args.candidates {
+        write_candidates(path, &all)?;
+    }
     let model = rerank_fit::fit(tier, &all).context(
         "nothing to fit: no candidate of any question is a gold article (or every one is)",
     )?;
@@ -96,5 +99,24 @@ fn print_table(
     for h in in_sample {
         row(out, "all (in sample)", h)?;
     }
+    Ok(())
+}
+
+/// One JSON line a question: its set, candidates, features, hand scores and gold groups.
+fn write_candidates(path: &std::path::Path, questions: &[&FitQuestion]) -> anyhow::Result<()> {
+    let file = std::fs::File::create(path).with_context(|| format!("{}", path.display()))?;
+    let mut w = std::io::BufWriter::new(file);
+    for q in questions {
+        let gold: Vec<Vec<&String>> = q.gold.iter().map(|g| g.iter().collect()).collect();
+        let v = serde_json::json!({
+            "set": q.set,
+            "iris": q.iris,
+            "features": q.features,
+            "hand": q.hand,
+            "gold": gold,
+        });
+        writeln!(w, "{v}")?;
+    }
+    w.flush()?;
     Ok(())
 }

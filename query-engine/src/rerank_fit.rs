@@ -46,7 +46,7 @@ impl Model {
         match tier {
             Tier::Rerank => Model::Rerank(LearnedRerank::from_weights(
                 intercept,
-                w.try_into().expect("eleven weights"),
+                w.try_into().expect("sixteen weights"),
             )),
             Tier::Graph => Model::Graph(GraphLearned::from_weights(
                 intercept,
@@ -57,7 +57,7 @@ impl Model {
 
     fn logit(&self, f: &[f64]) -> f64 {
         match self {
-            Model::Rerank(m) => m.logit(f.try_into().expect("eleven features")),
+            Model::Rerank(m) => m.logit(f.try_into().expect("sixteen features")),
             Model::Graph(m) => m.logit(f.try_into().expect("six features")),
         }
     }
@@ -402,7 +402,7 @@ mod tests {
                     } else {
                         ((i * 13 + q) % 20) as f64 / 30.0
                     };
-                    let mut f = vec![0.0; 11];
+                    let mut f = vec![0.0; 16];
                     f[0] = dense;
                     f[3] = bm25;
                     iris.push(format!("q{q}/a{i}"));

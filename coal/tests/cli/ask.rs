@@ -365,6 +365,7 @@ fn fit_rerank_writes_a_model_that_eval_retrieval_measures_as_promised() {
     let set = eval_fixture("answers.jsonl");
     let written = dir.path().join("rerank.toml");
     let w = written.to_str().unwrap();
+    let dumped = dir.path().join("candidates.jsonl");
     let args = [
         "fit-rerank",
         "--store",
@@ -373,6 +374,8 @@ fn fit_rerank_writes_a_model_that_eval_retrieval_measures_as_promised() {
         set.to_str().unwrap(),
         "--write",
         w,
+        "--candidates",
+        dumped.to_str().unwrap(),
         "--json",
     ];
     let out = coal(&args);
@@ -380,7 +383,36 @@ fn fit_rerank_writes_a_model_that_eval_retrieval_measures_as_promised() {
     let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(c["in_sample"][0]["questions"], 3, "{c}");
     let model = c["model"].as_object().unwrap();
-    assert_eq!(model.len(), 12, "intercept + 11 weights: {c}");
+    assert_eq!(model.len(), 17, "intercept + 16 weights: {c}");
+    // The dumped candidates: one line a question, 16 features a candidate, and the gold
+    // article among the candidates of a question whose retrievers found it.
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&dumped)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    for q in &lines {
+        let iris = q["iris"].as_array().unwrap();
+        assert!(!iris.is_empty(), "{q}");
+        assert_eq!(q["features"].as_array().unwrap().len(), iris.len());
+        assert_eq!(q["hand"].as_array().unwrap().len(), iris.len());
+        assert!(
+            q["features"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|f| f.as_array().unwrap().len() == 16)
+        );
+    }
+    assert!(
+        lines.iter().any(|q| q["gold"][0]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| q["iris"].as_array().unwrap().contains(g))),
+        "{lines:?}"
+    );
     assert!(
         model
             .values()

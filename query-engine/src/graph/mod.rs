@@ -426,6 +426,19 @@ impl StatuteGraph {
         (p != u32::MAX).then_some(p)
     }
 
+    /// An article's shape in its division: how many 款 it has and its position among
+    /// its parent's children (1 for the first article of a chapter or section, or of a
+    /// law without divisions).
+    pub fn article_shape(&self, n: NodeId) -> (u32, i32) {
+        let paragraphs = self
+            .graph
+            .edges(n)
+            .filter(|e| *e.weight() == EdgeKind::Contains)
+            .filter(|e| self.graph[e.target()].kind == NodeKind::Paragraph)
+            .count() as u32;
+        (paragraphs, self.graph[n].order)
+    }
+
     /// How central an article is in the citation graph: ln(1 + articles citing it),
     /// scaled so the most cited article of the corpus has 1.
     pub fn centrality(&self, n: NodeId) -> f64 {
