@@ -358,6 +358,18 @@ impl StatuteGraph {
         (p != u32::MAX).then(|| NodeIndex::new(p as usize))
     }
 
+    /// Whether `ancestor` is `n` or above it in the hierarchy.
+    pub fn is_below(&self, n: NodeId, ancestor: NodeId) -> bool {
+        let mut cur = Some(n);
+        while let Some(c) = cur {
+            if c == ancestor {
+                return true;
+            }
+            cur = self.parent(c);
+        }
+        false
+    }
+
     /// The hierarchy children of a node, in their order.
     pub fn children(&self, n: NodeId) -> impl Iterator<Item = NodeId> + '_ {
         children_in(&self.graph, n).into_iter()
