@@ -195,7 +195,8 @@ calibrate: fit-rerank
 	  cat /tmp/coal-calibrated.toml; } > coal.toml
 
 # Routing that generalises: calibrate on the even items of lecoqa.dev + lawbench-3-8.dev,
-# report on the odd ones and the other way round (nothing is written).
+# report on the odd ones and the other way round (nothing is written); with coal.toml's
+# learned re-ranking, each fold fits that on its half too.
 calibrate-folds: coal model
 	$(BUILD_EVAL_STORE)
 	$(COAL) calibrate --two-folds --store $(EVAL_STORE) --set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl

@@ -361,16 +361,18 @@ pub fn calibrate(args: crate::config::CalibrateArgs) -> anyhow::Result<()> {
     {
         anyhow::bail!("{} exists; choose another --write path", path.display());
     }
-    let (store, engine) = open_engine(&args.model.resolve()?, &args.store)?;
+    let (store, mut engine) = open_engine(&args.model.resolve()?, &args.store)?;
     let base = engine.config().clone();
     let gold_map = crate::search_cmd::gold_map(&store, args.store.db_url.as_deref())?;
     let mut obs = Vec::new();
     let mut by_set = Vec::new();
+    let mut inputs = Vec::new();
     for (set, items) in args.questions.load()? {
         let (items, gold) = crate::search_cmd::gold_items(&gold_map, &set, items, &args.questions)?;
         let o = observe(&engine, &items, &gold)?;
         obs.extend(o.iter().cloned());
-        by_set.push((set, o));
+        by_set.push((set.clone(), o));
+        inputs.push((set, items, gold));
     }
     let c = calibrate(&obs, &base);
     if let Some(path) = &args.observations {
@@ -385,24 +387,70 @@ pub fn calibrate(args: crate::config::CalibrateArgs) -> anyhow::Result<()> {
         }
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    let folds = args
-        .two_folds
-        .then(|| query_engine::calibrate::two_folds(&by_set, &base));
+    // With a learned re-ranking, each fold fits it on its half too: a model fitted on
+    // every item would have seen the held-out half.
+    let refit = base.rerank_learned.is_some() && engine.retriever().has_embedder();
+    let folds = match (args.two_folds, refit) {
+        (false, _) => None,
+        (true, false) => Some(query_engine::calibrate::two_folds(&by_set, &base)),
+        (true, true) => Some(refitted_folds(&mut engine, &inputs, &base)?),
+    };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {
         let mut v = serde_json::to_value(&c)?;
         if let Some(f) = &folds {
             v["two_folds"] = serde_json::to_value(f)?;
+            v["two_folds_refit_rerank"] = serde_json::json!(refit);
         }
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
     } else {
-        print_calibration(&mut out, &c, folds.as_deref())?;
+        print_calibration(&mut out, &c, folds.as_deref(), refit)?;
     }
     if let Some(path) = &args.write {
         write_method_table(path, &c.best)?;
     }
     Ok(())
+}
+
+type GoldSets = Vec<std::collections::HashSet<String>>;
+
+/// Two folds in which the learned re-ranking is fitted on the fitted half as well: per
+/// half, the model is fitted on its items, every question is observed again under it,
+/// and the routing is calibrated on that half and reported on the other.
+fn refitted_folds(
+    engine: &mut Engine,
+    inputs: &[(String, Vec<query_engine::eval::EvalItem>, Vec<GoldSets>)],
+    base: &query_engine::method::MethodConfig,
+) -> anyhow::Result<Vec<query_engine::calibrate::Fold>> {
+    use anyhow::Context;
+    use query_engine::calibrate::{HALVES, fold, observe};
+    use query_engine::rerank_fit::{self, FitQuestion, Tier};
+    let mut questions: Vec<Vec<FitQuestion>> = Vec::new();
+    for (set, items, gold) in inputs {
+        questions.push(rerank_fit::collect(engine, Tier::Rerank, set, items, gold)?);
+    }
+    let mut folds = Vec::new();
+    for (name, parity) in HALVES {
+        let half: Vec<&FitQuestion> = questions
+            .iter()
+            .flat_map(|qs| qs.iter().enumerate())
+            .filter(|(i, _)| i % 2 == parity)
+            .map(|(_, q)| q)
+            .collect();
+        let model = rerank_fit::fit(Tier::Rerank, &half)
+            .with_context(|| format!("no re-ranking to fit on the {name} items"))?;
+        let mut cfg = base.clone();
+        model.install(&mut cfg);
+        engine.set_config(cfg.clone())?;
+        let mut by_set = Vec::new();
+        for (set, items, gold) in inputs {
+            by_set.push((set.clone(), observe(engine, items, gold)?));
+        }
+        folds.push(fold(&by_set, &cfg, (name, parity)));
+    }
+    engine.set_config(base.clone())?;
+    Ok(folds)
 }
 
 /// Writes method constants as a `coal.toml` with one `[method]` table (and its learned
@@ -434,6 +482,7 @@ fn print_calibration(
     out: &mut impl Write,
     c: &query_engine::calibrate::Calibration,
     folds: Option<&[query_engine::calibrate::Fold]>,
+    refit: bool,
 ) -> std::io::Result<()> {
     writeln!(
         out,
@@ -470,9 +519,14 @@ fn print_calibration(
         )?;
     }
     let Some(folds) = folds else { return Ok(()) };
+    let what = if refit {
+        "the learned re-ranking and the routing"
+    } else {
+        "routing"
+    };
     writeln!(
         out,
-        "\ntwo folds (fitted on one half of every set, routing reported on the other; forced tiers with the context bounds fitted for forcing):"
+        "\ntwo folds ({what} fitted on one half of every set, reported on the other; forced tiers with the context bounds fitted for forcing):"
     )?;
     writeln!(
         out,

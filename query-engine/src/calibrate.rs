@@ -528,40 +528,54 @@ pub struct Fold {
     pub held_out: Vec<(String, HeldOut)>,
 }
 
-/// Two-fold cross-validation over named sets of observations (index order kept).
-pub fn two_folds(sets: &[(String, Vec<Observation>)], base: &MethodConfig) -> Vec<Fold> {
-    [("even", 0usize), ("odd", 1usize)]
-        .into_iter()
-        .map(|(name, parity)| {
-            let half = |keep: usize| -> Vec<(String, Vec<Observation>)> {
-                sets.iter()
-                    .map(|(s, obs)| {
-                        let part = obs
-                            .iter()
-                            .enumerate()
-                            .filter(|(i, _)| i % 2 == keep)
-                            .map(|(_, o)| o.clone())
-                            .collect();
-                        (s.clone(), part)
-                    })
-                    .collect()
-            };
-            let train: Vec<Observation> = half(parity).into_iter().flat_map(|x| x.1).collect();
-            let fitted = calibrate(&train, base);
-            let held_out = half(1 - parity)
-                .into_iter()
-                .map(|(s, obs)| {
-                    let h = held_out(&obs, &fitted.best, &fitted.forced_best);
-                    (s, h)
-                })
+/// The two halves of the folds: `even` fits on items 0, 2, 4, … of every set, `odd` on
+/// items 1, 3, 5, … (by index within the set, questions without gold left out).
+pub const HALVES: [(&str, usize); 2] = [("even", 0), ("odd", 1)];
+
+/// Items of every set whose index has parity `keep`.
+fn half_of(sets: &[(String, Vec<Observation>)], keep: usize) -> Vec<(String, Vec<Observation>)> {
+    sets.iter()
+        .map(|(s, obs)| {
+            let part = obs
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % 2 == keep)
+                .map(|(_, o)| o.clone())
                 .collect();
-            Fold {
-                fitted_on: name,
-                fitted,
-                held_out,
-            }
+            (s.clone(), part)
         })
         .collect()
+}
+
+/// One fold: constants fitted on the items of parity `parity` of every set, routing
+/// reported on the other items, set by set.
+pub fn fold(
+    sets: &[(String, Vec<Observation>)],
+    base: &MethodConfig,
+    (name, parity): (&'static str, usize),
+) -> Fold {
+    let train: Vec<Observation> = half_of(sets, parity)
+        .into_iter()
+        .flat_map(|x| x.1)
+        .collect();
+    let fitted = calibrate(&train, base);
+    let held_out = half_of(sets, 1 - parity)
+        .into_iter()
+        .map(|(s, obs)| {
+            let h = held_out(&obs, &fitted.best, &fitted.forced_best);
+            (s, h)
+        })
+        .collect();
+    Fold {
+        fitted_on: name,
+        fitted,
+        held_out,
+    }
+}
+
+/// Two-fold cross-validation over named sets of observations (index order kept).
+pub fn two_folds(sets: &[(String, Vec<Observation>)], base: &MethodConfig) -> Vec<Fold> {
+    HALVES.into_iter().map(|h| fold(sets, base, h)).collect()
 }
 
 #[cfg(test)]

@@ -451,6 +451,33 @@ fn fit_rerank_writes_a_model_that_eval_retrieval_measures_as_promised() {
         (recall(&["--config", w]) - learned).abs() < 1e-9,
         "learned {learned}"
     );
+    // Two folds under a learned re-ranking fit it on each fold's half as well.
+    let folds = |config: &str| -> serde_json::Value {
+        let out = coal(&[
+            "calibrate",
+            "--store",
+            &s,
+            "--set",
+            set.to_str().unwrap(),
+            "--config",
+            config,
+            "--two-folds",
+            "--json",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let refit = folds(w);
+    assert_eq!(refit["two_folds_refit_rerank"], true, "{refit}");
+    let plain = folds("/dev/null");
+    assert_eq!(plain["two_folds_refit_rerank"], false, "{plain}");
+    for f in [&refit, &plain] {
+        let two = f["two_folds"].as_array().unwrap();
+        assert_eq!(two.len(), 2, "{f}");
+        // Items 0 and 2 fit the even fold, item 1 the odd one; each reports the others.
+        let n = |i: usize| two[i]["held_out"][0][1]["questions"].as_u64().unwrap();
+        assert_eq!((n(0), n(1)), (1, 2), "{f}");
+    }
     // `ask` reads the model.
     let a = coal(&[
         "ask",
