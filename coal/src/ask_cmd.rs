@@ -190,6 +190,12 @@ fn explain(out: &mut impl Write, a: &Answer, startup_ms: f64) -> anyhow::Result<
             writeln!(out, "  {:>8.3}  {}", p.score, p.iri)?;
         }
     }
+    for h in &t.unconfirmed_headings {
+        writeln!(
+            out,
+            "heading left out: {h} (no article below it in the text ranking's top 10)"
+        )?;
+    }
     if !t.paths.is_empty() {
         writeln!(out, "graph paths:")?;
         for p in &t.paths {

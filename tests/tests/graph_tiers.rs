@@ -282,6 +282,54 @@ fn tier_four_drops_a_superseded_version_and_articles_on_no_path_from_the_questio
 }
 
 #[test]
+fn a_linked_heading_the_text_does_not_support_is_left_out_and_named_in_the_trace() {
+    // 「法律责任」 links the 法律责任 chapter of every law here; the text finds the
+    // software regulation's, not 妇女权益保障法's.
+    let q = "侵犯计算机软件著作权的，应当承担什么法律责任？";
+    for t in [3, 4] {
+        let a = engine().ask(q, &tier(t)).unwrap();
+        let headings = a
+            .trace
+            .links
+            .iter()
+            .filter(|l| l.kind == LinkKind::Heading && l.name.ends_with("法律责任"))
+            .count();
+        assert!(headings >= 4, "{:?}", a.trace.links);
+        let left_out = &a.trace.unconfirmed_headings;
+        assert!(
+            left_out
+                .iter()
+                .any(|h| h == "《妇女权益保障法》第九章 法律责任"),
+            "{left_out:?}"
+        );
+        assert!(
+            !left_out
+                .iter()
+                .any(|h| h.starts_with("《计算机软件保护条例》")),
+            "{left_out:?}"
+        );
+        let all_headings = a
+            .trace
+            .links
+            .iter()
+            .filter(|l| l.kind == LinkKind::Heading)
+            .count();
+        assert!(left_out.len() < all_headings, "{left_out:?}");
+        // The chapter left out sends no article into the top 10.
+        assert!(
+            a.trace.ranked[..10]
+                .iter()
+                .all(|iri| !iri.contains("/妇女权益保障法/")),
+            "{:?}",
+            a.trace.ranked
+        );
+    }
+    // Tier 2 walks no graph: nothing is left out.
+    let a = engine().ask(q, &tier(2)).unwrap();
+    assert!(a.trace.unconfirmed_headings.is_empty());
+}
+
+#[test]
 fn every_tier_answers_with_a_reason_and_cites_only_the_store() {
     for q in [
         "今天天气怎么样？",

@@ -102,6 +102,9 @@ pub struct Trace {
     pub graph: Vec<Hit>,
     /// The paths that reached the articles of the context (tiers 3–4).
     pub paths: Vec<ExplainedPath>,
+    /// Linked headings tiers 3–4 left out: no article below them ranks in the text
+    /// ranking's top 10.
+    pub unconfirmed_headings: Vec<String>,
     pub dropped: Vec<Dropped>,
     pub kept: Vec<Kept>,
     /// The first [`RANKED_KEPT`] articles of the routed ranking (named articles first),

@@ -248,6 +248,8 @@ fn score_candidates(
 
 /// What tier 3 computed for a question, before it is turned into a ranking.
 pub(crate) struct GraphRun {
+    /// Linked headings left out (see [`confirmed_links`]).
+    unconfirmed: Vec<String>,
     seeds: Vec<Seed>,
     searches: Vec<ShortestPaths>,
     ev: Evidence,
@@ -261,7 +263,17 @@ impl Engine {
         let cfg = &self.cfg;
         let dense = paragraph_level_dense(r, cfg.graph_paragraph);
         let text = crate::rerank::rerank(&dense, &r.bm25, &r.bigram, Some(g), cfg);
-        let links = &confirmed_links(g, links, &text);
+        let confirmed = confirmed_links(g, links, &text);
+        let unconfirmed = links
+            .iter()
+            .filter(|l| l.kind == LinkKind::Heading)
+            .filter(|l| !confirmed.iter().any(|c| c.node == l.node))
+            .map(|l| match g.law_name(l.node) {
+                Some(law) => format!("《{law}》{}", l.name),
+                None => l.name.clone(),
+            })
+            .collect();
+        let links = &confirmed;
         let seeds = seeds(g, links, &text);
         let bounds = Bounds::of_method(cfg);
         let searches: Vec<ShortestPaths> = self.with_scratch(|scratch| {
@@ -287,6 +299,7 @@ impl Engine {
             .collect();
         let scored = score_candidates(cfg, &reranked, &text_score, &text_order, &ev, &heading);
         GraphRun {
+            unconfirmed,
             seeds,
             searches,
             ev,
@@ -315,12 +328,16 @@ impl Engine {
     pub(crate) fn graph_tier(&self, r: &Retrieval, links: &[Link], _question: &str) -> Ranking {
         let g = &self.graph;
         let GraphRun {
+            unconfirmed,
             seeds,
             searches,
             ev,
             scored,
         } = self.graph_run(r, links);
-        let mut out = Ranking::default();
+        let mut out = Ranking {
+            unconfirmed_headings: unconfirmed,
+            ..Ranking::default()
+        };
         for c in &scored {
             let (n, s) = (c.node, c.score);
             let via = match ev.best_path.get(&n) {

@@ -359,6 +359,7 @@ impl Engine {
         trace.reranked = r.reranked.into_iter().take(k).collect();
         trace.graph = ranking.graph.into_iter().take(k).collect();
         trace.paths = ranking.paths;
+        trace.unconfirmed_headings = ranking.unconfirmed_headings;
         trace.dropped = ranking.dropped;
         trace.kept = ranking.kept;
         // The ranking is not read past the context stage: its head moves into the trace.

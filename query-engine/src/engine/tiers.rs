@@ -31,6 +31,9 @@ pub(crate) struct Ranking {
     /// The graph tiers' scores (tiers 3–4).
     pub graph: Vec<Hit>,
     pub paths: Vec<ExplainedPath>,
+    /// Linked headings the graph tiers left out: no article below them ranks in the text
+    /// ranking's top 10 (their names).
+    pub unconfirmed_headings: Vec<String>,
     pub dropped: Vec<Dropped>,
     pub kept: Vec<Kept>,
 }
