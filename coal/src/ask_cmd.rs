@@ -396,6 +396,11 @@ pub fn calibrate(args: crate::config::CalibrateArgs) -> anyhow::Result<()> {
     // With a learned re-ranking, each fold fits it on its half too: a model fitted on
     // every item would have seen the held-out half.
     let refit = base.rerank_learned.is_some() && engine.retriever().has_embedder();
+    if args.two_folds && base.rerank_learned.is_some() && !refit {
+        eprintln!(
+            "warning: the store has no embeddings, so the folds keep the learned re-ranking fitted on every item"
+        );
+    }
     let folds = match (args.two_folds, refit) {
         (false, _) => None,
         (true, false) => Some(query_engine::calibrate::two_folds(&by_set, &base)),
@@ -429,13 +434,27 @@ fn refitted_folds(
     inputs: &[(String, Vec<query_engine::eval::EvalItem>, Vec<GoldSets>)],
     base: &query_engine::method::MethodConfig,
 ) -> anyhow::Result<Vec<query_engine::calibrate::Fold>> {
-    use anyhow::Context;
-    use query_engine::calibrate::{HALVES, fold, observe};
     use query_engine::rerank_fit::{self, FitQuestion, Tier};
     let mut questions: Vec<Vec<FitQuestion>> = Vec::new();
     for (set, items, gold) in inputs {
         questions.push(rerank_fit::collect(engine, Tier::Rerank, set, items, gold)?);
     }
+    let folds = folds_under_refits(engine, inputs, base, &questions);
+    // The engine answers with the configured constants again, whatever happened.
+    engine.set_config(base.clone())?;
+    folds
+}
+
+/// The folds of [`refitted_folds`], each under its own re-ranking (installed in `engine`).
+fn folds_under_refits(
+    engine: &mut Engine,
+    inputs: &[(String, Vec<query_engine::eval::EvalItem>, Vec<GoldSets>)],
+    base: &query_engine::method::MethodConfig,
+    questions: &[Vec<query_engine::rerank_fit::FitQuestion>],
+) -> anyhow::Result<Vec<query_engine::calibrate::Fold>> {
+    use anyhow::Context;
+    use query_engine::calibrate::{HALVES, fold, observe};
+    use query_engine::rerank_fit::{self, FitQuestion, Tier};
     let mut folds = Vec::new();
     for (name, parity) in HALVES {
         let half: Vec<&FitQuestion> = questions
@@ -448,14 +467,18 @@ fn refitted_folds(
             .with_context(|| format!("no re-ranking to fit on the {name} items"))?;
         let mut cfg = base.clone();
         model.install(&mut cfg);
-        engine.set_config(cfg.clone())?;
+        engine
+            .set_config(cfg.clone())
+            .with_context(|| format!("the re-ranking fitted on the {name} items"))?;
         let mut by_set = Vec::new();
         for (set, items, gold) in inputs {
-            by_set.push((set.clone(), observe(engine, items, gold)?));
+            let obs = observe(engine, items, gold).with_context(|| {
+                format!("{set} under the re-ranking fitted on the {name} items")
+            })?;
+            by_set.push((set.clone(), obs));
         }
         folds.push(fold(&by_set, &cfg, (name, parity)));
     }
-    engine.set_config(base.clone())?;
     Ok(folds)
 }
 

@@ -670,7 +670,9 @@ pub struct CalibrateArgs {
     #[arg(long)]
     pub write: Option<PathBuf>,
     /// Also fit on the even items of every set and report on the odd ones, and the other
-    /// way round (routing that generalises, set by set).
+    /// way round (routing that generalises, set by set). With a learned re-ranking
+    /// (`[method.rerank_learned]`) and embeddings, each fold fits that on its half too and
+    /// asks every question again under it (three times the questions' asks).
     #[arg(long)]
     pub two_folds: bool,
     /// Write each question's observations here, one JSON line each (routing signals,
@@ -701,7 +703,8 @@ pub struct FitRerankArgs {
     #[arg(long)]
     pub write: Option<PathBuf>,
     /// Also write every question's candidates, features, hand scores and gold articles
-    /// here, one JSON object a line (for fitting other rankers offline).
+    /// here, one JSON object a line (for fitting other rankers offline); an existing file
+    /// is replaced.
     #[arg(long)]
     pub candidates: Option<PathBuf>,
     #[command(flatten)]

@@ -104,7 +104,8 @@ fn print_table(
 
 /// One JSON line a question: its set, candidates, features, hand scores and gold groups.
 fn write_candidates(path: &std::path::Path, questions: &[&FitQuestion]) -> anyhow::Result<()> {
-    let file = std::fs::File::create(path).with_context(|| format!("{}", path.display()))?;
+    let err = || format!("cannot write {}", path.display());
+    let file = std::fs::File::create(path).with_context(err)?;
     let mut w = std::io::BufWriter::new(file);
     for q in questions {
         let gold: Vec<Vec<&String>> = q.gold.iter().map(|g| g.iter().collect()).collect();
@@ -115,8 +116,8 @@ fn write_candidates(path: &std::path::Path, questions: &[&FitQuestion]) -> anyho
             "hand": q.hand,
             "gold": gold,
         });
-        writeln!(w, "{v}")?;
+        writeln!(w, "{v}").with_context(err)?;
     }
-    w.flush()?;
+    w.flush().with_context(err)?;
     Ok(())
 }

@@ -363,7 +363,7 @@ pub struct Fold {
 /// Fit on one half of every set, measure on the other (even items, then odd ones), by
 /// index within each set.
 pub fn two_folds(tier: Tier, by_set: &[Vec<FitQuestion>]) -> Vec<Fold> {
-    [("even", 0), ("odd", 1)]
+    crate::calibrate::HALVES
         .into_iter()
         .filter_map(|(name, parity)| {
             let half = |keep: bool| -> Vec<&FitQuestion> {

@@ -469,8 +469,19 @@ fn fit_rerank_writes_a_model_that_eval_retrieval_measures_as_promised() {
     };
     let refit = folds(w);
     assert_eq!(refit["two_folds_refit_rerank"], true, "{refit}");
+    // Each fold's constants hold a re-ranking of its own, neither the one fitted on all
+    // three questions.
+    let model = |f: &serde_json::Value, i: usize| {
+        f["two_folds"][i]["fitted"]["best"]["rerank_learned"].clone()
+    };
+    let everywhere = c["model"].clone();
+    assert!(model(&refit, 0).is_object(), "{refit}");
+    assert_ne!(model(&refit, 0), model(&refit, 1));
+    assert_ne!(model(&refit, 0), everywhere);
+    assert_ne!(model(&refit, 1), everywhere);
     let plain = folds("/dev/null");
     assert_eq!(plain["two_folds_refit_rerank"], false, "{plain}");
+    assert!(model(&plain, 0).is_null(), "{plain}");
     for f in [&refit, &plain] {
         let two = f["two_folds"].as_array().unwrap();
         assert_eq!(two.len(), 2, "{f}");

@@ -38,7 +38,7 @@ use crate::retrieve::{HYBRID_CANDIDATES, Hit};
 /// Text matches that seed the walk besides the question's links.
 const ANCHORS: usize = 5;
 /// How deep in the text ranking a linked heading must have an article below it to count.
-const HEADING_CONFIRMED_WITHIN: usize = 10;
+pub(crate) const HEADING_CONFIRMED_WITHIN: usize = 10;
 /// Candidates the tier scores at most.
 const CANDIDATES: usize = 200;
 /// Paths explained in the trace.
@@ -122,12 +122,14 @@ fn seeds(g: &crate::graph::StatuteGraph, links: &[Link], text: &[Hit]) -> Vec<Se
     seeds
 }
 
-/// The links the walk uses: a heading counts only when the text ranking's top
+/// The links the walk uses: a heading counts only when tier 3's text ranking's top
 /// [`HEADING_CONFIRMED_WITHIN`] hold an article below it. A heading matched by a word of
 /// the question (第七章 知识产权 of 涉外民事关系法律适用法 for 「可以以知识产权设立质权吗？」)
 /// would otherwise push a whole chapter of an unrelated law above the articles the text
-/// found: on lecoqa.dev that cost questions with 2+ gold articles .04–.06 of Recall@10
-/// wherever a heading was linked.
+/// found. Measured on lecoqa.dev (c74c566): tier 3 R@10 .614 → .617, on its 2+ gold
+/// questions .527 → .530; lawbench-3-8.dev .412 → .411. Confirmed headings still cost
+/// lecoqa.dev's 2+ gold questions that link one (tier 3 − tier 2: −.03 to −.07) and gain
+/// lawbench-3-8.dev's: the graph's value differs by set.
 fn confirmed_links(g: &crate::graph::StatuteGraph, links: &[Link], text: &[Hit]) -> Vec<Link> {
     let top: Vec<NodeId> = text
         .iter()
@@ -248,8 +250,9 @@ fn score_candidates(
 
 /// What tier 3 computed for a question, before it is turned into a ranking.
 pub(crate) struct GraphRun {
-    /// Linked headings left out (see [`confirmed_links`]).
+    /// Linked headings left out (see [`confirmed_links`]), and the links walked from.
     unconfirmed: Vec<String>,
+    walked: Vec<Link>,
     seeds: Vec<Seed>,
     searches: Vec<ShortestPaths>,
     ev: Evidence,
@@ -273,8 +276,7 @@ impl Engine {
                 None => l.name.clone(),
             })
             .collect();
-        let links = &confirmed;
-        let seeds = seeds(g, links, &text);
+        let seeds = seeds(g, &confirmed, &text);
         let bounds = Bounds::of_method(cfg);
         let searches: Vec<ShortestPaths> = self.with_scratch(|scratch| {
             seeds
@@ -282,7 +284,7 @@ impl Engine {
                 .map(|s| ShortestPaths::from(g, s.node, bounds, scratch))
                 .collect()
         });
-        let heading = heading_support(g, links);
+        let heading = heading_support(g, &confirmed);
         let ev = gather(g, &seeds, &searches);
         let mut text_order: Vec<NodeId> = Vec::new();
         let mut text_score: HashMap<NodeId, f64> = HashMap::default();
@@ -300,6 +302,7 @@ impl Engine {
         let scored = score_candidates(cfg, &reranked, &text_score, &text_order, &ev, &heading);
         GraphRun {
             unconfirmed,
+            walked: confirmed,
             seeds,
             searches,
             ev,
@@ -329,6 +332,7 @@ impl Engine {
         let g = &self.graph;
         let GraphRun {
             unconfirmed,
+            walked,
             seeds,
             searches,
             ev,
@@ -336,6 +340,7 @@ impl Engine {
         } = self.graph_run(r, links);
         let mut out = Ranking {
             unconfirmed_headings: unconfirmed,
+            walked_links: walked,
             ..Ranking::default()
         };
         for c in &scored {

@@ -335,8 +335,9 @@ impl Engine {
         if written.generated_by.is_some() {
             laps.lap("generate");
         }
-        let explicit = route
-            .links
+        // What the graph tier walked from (the links less the headings it left out).
+        let explicit = ranking
+            .walked_links
             .iter()
             .any(|l| l.kind != crate::link::LinkKind::Topic);
         if !explicit

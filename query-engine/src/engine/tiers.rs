@@ -31,9 +31,12 @@ pub(crate) struct Ranking {
     /// The graph tiers' scores (tiers 3–4).
     pub graph: Vec<Hit>,
     pub paths: Vec<ExplainedPath>,
-    /// Linked headings the graph tiers left out: no article below them ranks in the text
-    /// ranking's top 10 (their names).
+    /// Linked headings the graph tiers left out: no article below them ranks in tier 3's
+    /// text ranking's top [`super::graph_tier::HEADING_CONFIRMED_WITHIN`] (their names).
     pub unconfirmed_headings: Vec<String>,
+    /// The links the graph tiers walked from and verify against: the question's, less
+    /// the headings left out.
+    pub walked_links: Vec<Link>,
     pub dropped: Vec<Dropped>,
     pub kept: Vec<Kept>,
 }
@@ -75,7 +78,9 @@ impl Engine {
             3 => self.graph_tier(r, links, question),
             _ => {
                 let mut t3 = self.graph_tier(r, links, question);
-                self.verify(&mut t3, links);
+                let walked = std::mem::take(&mut t3.walked_links);
+                self.verify(&mut t3, &walked);
+                t3.walked_links = walked;
                 t3
             }
         }

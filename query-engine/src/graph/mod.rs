@@ -440,7 +440,8 @@ impl StatuteGraph {
 
     /// An article's shape in its division: how many 款 it has and its position among
     /// its parent's children (1 for the first article of a chapter or section, or of a
-    /// law without divisions).
+    /// law without divisions; the build numbers a parent's divisions and articles with
+    /// one counter, so an article after a chapter's sections comes after them).
     pub fn article_shape(&self, n: NodeId) -> (u32, i32) {
         let paragraphs = self
             .graph
@@ -475,8 +476,9 @@ impl StatuteGraph {
         articles_below_in(&self.graph, n)
     }
 
-    /// A readable name of a node: 《劳动合同法》第四章 for a chapter, 第四十七条 for an
-    /// article, 第四十七条第二款 for a paragraph, a concept's label in 「」.
+    /// A readable name of a node: 《劳动合同法》 for a law, 第四章 劳动合同的解除和终止 for a
+    /// chapter (its law is not named), 第四十七条 for an article, 第四十七条第二款 for a
+    /// paragraph, a concept's label in 「」.
     pub fn display(&self, n: NodeId) -> String {
         let node = &self.graph[n];
         match node.kind {
@@ -634,6 +636,30 @@ pub(crate) mod tests {
         assert_eq!(g.stats.nodes_by_kind["article"], 5);
         assert_eq!(g.stats.edges_by_kind["cites"], 2);
         assert!(g.stats.memory_bytes > 0);
+    }
+
+    #[test]
+    fn an_article_knows_its_paragraphs_its_position_and_what_holds_it() {
+        let g = sample();
+        let id = |i: usize| NodeId::new(i);
+        // 第一条 has two 款 and opens 第一章; 第三条 opens 第二章 with no 款 nodes;
+        // 乙法's 第一条 stands directly under its law.
+        assert_eq!(g.article_shape(id(3)), (2, 1));
+        assert_eq!(g.article_shape(id(4)), (0, 2));
+        assert_eq!(g.article_shape(id(5)), (0, 1));
+        assert_eq!(g.article_shape(id(10)), (0, 1));
+        // Below: the article itself, its chapter and law; not the other chapter or law.
+        assert!(g.is_below(id(3), id(3)));
+        assert!(g.is_below(id(3), id(1)) && g.is_below(id(3), id(0)));
+        assert!(
+            g.is_below(id(8), id(1)),
+            "an item is below its article's chapter"
+        );
+        assert!(!g.is_below(id(3), id(2)) && !g.is_below(id(3), id(9)));
+        assert!(
+            !g.is_below(id(1), id(3)),
+            "a chapter is not below its article"
+        );
     }
 
     #[test]
