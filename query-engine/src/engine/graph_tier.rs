@@ -16,8 +16,10 @@
 //! `[method.graph_learned]` (`coal fit-rerank --tier 3`) scores the same candidates by a
 //! logistic regression over tier 2's score, the text score, path evidence, a path from a
 //! link and heading support instead. Measured on held-out halves of lecoqa.dev and
-//! lawbench-3-8.dev it ranks worse than the sum above on average (Recall@10 .589/.593 against
-//! .592/.610 on lecoqa; .364/.365 against .335/.430 on lawbench), so the shipped
+//! lawbench-3-8.dev it ranks worse than the sum above (`coal fit-rerank --tier 3` with the
+//! shipped `coal.toml`, 2026-12-07, with
+//! the shape features and confirmed headings: Recall@10 .591/.608 against .605/.629 on
+//! lecoqa; .382/.419 against .383/.438 on lawbench), so the shipped
 //! `coal.toml` does not set it: fitting likelihood over ~160 candidates per question
 //! is not fitting the top 10.
 
