@@ -245,6 +245,9 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
     table.push('\n');
     let mut json = serde_json::Map::new();
     let mut per_item = String::new();
+    let mut by_type = String::from(
+        "| set | question type | variant | n | F1 | R@10 | context | p50 ms |\n|---|---|---|---|---|---|---|---|\n",
+    );
     let mut decomposers = Vec::new();
     for (set, items) in args.questions.load()? {
         let (items, gold) = crate::search_cmd::gold_items(&gold_map, &set, items, &args.questions)?;
@@ -329,6 +332,17 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
                 r.invalid_citations,
                 r.removed_citations
             ));
+            for (ty, s) in &r.by_type {
+                by_type.push_str(&format!(
+                    "| {set} | {ty} | {} | {} | {:.3} | {:.3} | {:.2} | {:.1} |\n",
+                    v.name(),
+                    s.questions,
+                    s.f1,
+                    s.recall_at_10,
+                    s.mean_context,
+                    s.p50_ms
+                ));
+            }
             per_set.insert(v.name(), serde_json::to_value(&r)?);
             for it in &r.per_item {
                 let mut line = serde_json::to_value(it)?;
@@ -351,6 +365,9 @@ pub fn eval_answer(args: crate::config::EvalAnswerArgs) -> anyhow::Result<()> {
         writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
     } else {
         write!(out, "{table}")?;
+        if args.by_type {
+            write!(out, "\n{by_type}")?;
+        }
         for d in &decomposers {
             writeln!(out, "{d}")?;
         }

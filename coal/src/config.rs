@@ -624,6 +624,10 @@ pub struct EvalAnswerArgs {
     /// IRIs, F1) here as JSON lines.
     #[arg(long)]
     pub per_item: Option<PathBuf>,
+    /// Also print a table by question type: each variant's article F1, Recall@10, mean
+    /// context and median time per type (the JSON always holds it as `by_type`).
+    #[arg(long)]
+    pub by_type: bool,
     /// When a cited article counts as a gold one: `text` or `number` (see `eval retrieval`).
     #[arg(long, value_enum, default_value = "text")]
     pub gold_match: GoldMatchArg,

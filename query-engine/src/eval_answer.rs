@@ -108,6 +108,8 @@ pub struct AnswerReport {
     /// Citations of generated answers that the validator removed before they reached
     /// the answer (unknown article, a source number outside the context).
     pub removed_citations: usize,
+    /// The same run by question type (what each tier wins on and what it costs there).
+    pub by_type: BTreeMap<String, TypeStats>,
     /// Each question's outcome, for error analysis (`--per-item`).
     #[serde(skip)]
     pub per_item: Vec<ItemResult>,
@@ -135,6 +137,52 @@ pub struct ItemResult {
     pub question_type: Option<crate::complexity::QuestionType>,
     /// Links to the graph by kind.
     pub links: std::collections::BTreeMap<String, usize>,
+    /// Articles in the context, and the question's wall time.
+    pub context: usize,
+    pub ms: f64,
+}
+
+/// One question type's share of a run: article F1 and Recall@10 over its questions with
+/// gold, the mean context and the median time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TypeStats {
+    pub questions: usize,
+    pub f1: f64,
+    pub recall_at_10: f64,
+    pub mean_context: f64,
+    pub p50_ms: f64,
+}
+
+/// The name a question type is reported under: the classifier's, or `ArticleLookup
+/// (graph)` for the article lookups answered from the graph before routing (they carry
+/// no routing signals), as `coal bench ask` names them.
+fn type_name(it: &ItemResult) -> String {
+    it.question_type
+        .map_or_else(|| "ArticleLookup (graph)".to_owned(), |t| format!("{t:?}"))
+}
+
+/// [`TypeStats`] of each question type among `items`.
+pub fn by_question_type(items: &[ItemResult]) -> BTreeMap<String, TypeStats> {
+    let mut groups: BTreeMap<String, Vec<&ItemResult>> = BTreeMap::new();
+    for it in items {
+        groups.entry(type_name(it)).or_default().push(it);
+    }
+    groups
+        .into_iter()
+        .map(|(name, its)| {
+            let mean = |v: Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
+            let mut ms: Vec<f64> = its.iter().map(|i| i.ms).collect();
+            ms.sort_by(f64::total_cmp);
+            let stats = TypeStats {
+                questions: its.len(),
+                f1: mean(its.iter().filter_map(|i| i.f1).collect()),
+                recall_at_10: mean(its.iter().filter_map(|i| i.recall_at_10).collect()),
+                mean_context: mean(its.iter().map(|i| i.context as f64).collect()),
+                p50_ms: quantile(&ms, 0.5),
+            };
+            (name, stats)
+        })
+        .collect()
 }
 
 /// How much of each question's ranking `--per-item` keeps.
@@ -191,7 +239,8 @@ pub fn evaluate_reporting(
         let t = Instant::now();
         let a = engine.ask(&item.question, &opts)?;
         answered(n + 1);
-        lat.push(t.elapsed().as_secs_f64() * 1e3);
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        lat.push(ms);
         *r.tiers.entry(a.tier).or_default() += 1;
         *r.decomposed_by
             .entry(a.trace.decomposed_by.clone())
@@ -237,6 +286,8 @@ pub fn evaluate_reporting(
             c_final: cx.map(|c| c.c_final),
             question_type: cx.map(|c| c.intrinsic.question_type),
             links,
+            context: a.context.len(),
+            ms,
         });
         if prf.is_some()
             && cited
@@ -295,5 +346,6 @@ pub fn evaluate_reporting(
     lat.sort_by(f64::total_cmp);
     r.p50_ms = quantile(&lat, 0.5);
     r.p95_ms = quantile(&lat, 0.95);
+    r.by_type = by_question_type(&r.per_item);
     Ok(r)
 }

@@ -172,6 +172,54 @@ fn eval_answer_scores_routed_and_ablated_answers_side_by_side() {
     );
     assert!(top10["precision"].as_f64().unwrap() < routed["precision"].as_f64().unwrap());
     assert_eq!(r["answers"]["tier 1"]["tiers"]["1"], 3);
+    // By question type: every question counted once, the per-type figures averaging
+    // back to the run's; routed, the lookup is answered from the graph before routing.
+    assert!(
+        r["answers"]["routed"]["by_type"]["ArticleLookup (graph)"]["questions"] == 1,
+        "{r}"
+    );
+    for v in ["routed", "tier 1", "fixed top-10"] {
+        let run = &r["answers"][v];
+        let types = run["by_type"].as_object().unwrap();
+        let n: u64 = types
+            .values()
+            .map(|t| t["questions"].as_u64().unwrap())
+            .sum();
+        assert_eq!(n, 3, "{run}");
+        let weighted = |key: &str| -> f64 {
+            types
+                .values()
+                .map(|t| t[key].as_f64().unwrap() * t["questions"].as_f64().unwrap())
+                .sum::<f64>()
+                / 3.0
+        };
+        assert!(
+            (weighted("f1") - run["f1"].as_f64().unwrap()).abs() < 1e-9,
+            "{run}"
+        );
+        assert!(
+            (weighted("mean_context") - run["mean_context"].as_f64().unwrap()).abs() < 1e-9,
+            "{run}"
+        );
+    }
+    let table = coal(&[
+        "eval",
+        "answer",
+        "--store",
+        &s,
+        "--set",
+        set.to_str().unwrap(),
+        "--variants",
+        "routed",
+        "--by-type",
+    ]);
+    assert!(table.status.success(), "{}", stderr(&table));
+    let text = stdout(&table);
+    assert!(
+        text.contains("| set | question type | variant |")
+            && text.contains("| answers | ArticleLookup (graph) | routed | 1 |"),
+        "{text}"
+    );
     let bad = coal(&[
         "eval",
         "answer",
