@@ -193,7 +193,8 @@ fn explain(out: &mut impl Write, a: &Answer, startup_ms: f64) -> anyhow::Result<
     for h in &t.unconfirmed_headings {
         writeln!(
             out,
-            "heading left out: {h} (no article below it in the text ranking's top 10)"
+            "heading left out: {h} (no article below it in the text ranking's top {})",
+            query_engine::engine::HEADING_CONFIRMED_WITHIN
         )?;
     }
     if !t.paths.is_empty() {
@@ -410,8 +411,7 @@ pub fn calibrate(args: crate::config::CalibrateArgs) -> anyhow::Result<()> {
         }
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    // With a learned re-ranking, each fold fits it on its half too: a model fitted on
-    // every item would have seen the held-out half.
+    // With a learned re-ranking, each fold fits it on its half too.
     let refit = base.rerank_learned.is_some() && engine.retriever().has_embedder();
     if args.two_folds && base.rerank_learned.is_some() && !refit {
         eprintln!(
@@ -421,7 +421,11 @@ pub fn calibrate(args: crate::config::CalibrateArgs) -> anyhow::Result<()> {
     let folds = match (args.two_folds, refit) {
         (false, _) => None,
         (true, false) => Some(query_engine::calibrate::two_folds(&by_set, &base)),
-        (true, true) => Some(refitted_folds(&mut engine, &inputs, &base)?),
+        (true, true) => Some(query_engine::calibrate::refitted_folds(
+            &mut engine,
+            &inputs,
+            &base,
+        )?),
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -439,64 +443,6 @@ pub fn calibrate(args: crate::config::CalibrateArgs) -> anyhow::Result<()> {
         write_method_table(path, &c.best)?;
     }
     Ok(())
-}
-
-type GoldSets = Vec<std::collections::HashSet<String>>;
-
-/// Two folds in which the learned re-ranking is fitted on the fitted half as well: per
-/// half, the model is fitted on its items, every question is observed again under it,
-/// and the routing is calibrated on that half and reported on the other.
-fn refitted_folds(
-    engine: &mut Engine,
-    inputs: &[(String, Vec<query_engine::eval::EvalItem>, Vec<GoldSets>)],
-    base: &query_engine::method::MethodConfig,
-) -> anyhow::Result<Vec<query_engine::calibrate::Fold>> {
-    use query_engine::rerank_fit::{self, FitQuestion, Tier};
-    let mut questions: Vec<Vec<FitQuestion>> = Vec::new();
-    for (set, items, gold) in inputs {
-        questions.push(rerank_fit::collect(engine, Tier::Rerank, set, items, gold)?);
-    }
-    let folds = folds_under_refits(engine, inputs, base, &questions);
-    // The engine answers with the configured constants again, whatever happened.
-    engine.set_config(base.clone())?;
-    folds
-}
-
-/// The folds of [`refitted_folds`], each under its own re-ranking (installed in `engine`).
-fn folds_under_refits(
-    engine: &mut Engine,
-    inputs: &[(String, Vec<query_engine::eval::EvalItem>, Vec<GoldSets>)],
-    base: &query_engine::method::MethodConfig,
-    questions: &[Vec<query_engine::rerank_fit::FitQuestion>],
-) -> anyhow::Result<Vec<query_engine::calibrate::Fold>> {
-    use anyhow::Context;
-    use query_engine::calibrate::{HALVES, fold, observe};
-    use query_engine::rerank_fit::{self, FitQuestion, Tier};
-    let mut folds = Vec::new();
-    for (name, parity) in HALVES {
-        let half: Vec<&FitQuestion> = questions
-            .iter()
-            .flat_map(|qs| qs.iter().enumerate())
-            .filter(|(i, _)| i % 2 == parity)
-            .map(|(_, q)| q)
-            .collect();
-        let model = rerank_fit::fit(Tier::Rerank, &half)
-            .with_context(|| format!("no re-ranking to fit on the {name} items"))?;
-        let mut cfg = base.clone();
-        model.install(&mut cfg);
-        engine
-            .set_config(cfg.clone())
-            .with_context(|| format!("the re-ranking fitted on the {name} items"))?;
-        let mut by_set = Vec::new();
-        for (set, items, gold) in inputs {
-            let obs = observe(engine, items, gold).with_context(|| {
-                format!("{set} under the re-ranking fitted on the {name} items")
-            })?;
-            by_set.push((set.clone(), obs));
-        }
-        folds.push(fold(&by_set, &cfg, (name, parity)));
-    }
-    Ok(folds)
 }
 
 /// Writes method constants as a `coal.toml` with one `[method]` table (and its learned

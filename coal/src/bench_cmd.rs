@@ -150,7 +150,11 @@ pub fn ask(args: crate::config::BenchAskArgs) -> anyhow::Result<()> {
                         .entry(format!("{:?}", cx.intrinsic.question_type))
                         .or_insert(0usize) += 1;
                 }
-                None => *types.entry("ArticleLookup (graph)".to_owned()).or_insert(0) += 1,
+                None => {
+                    *types
+                        .entry(query_engine::eval_answer::GRAPH_LOOKUP_TYPE.to_owned())
+                        .or_insert(0) += 1
+                }
             }
             for t in 1..=4u8 {
                 let opts = AskOptions {

@@ -578,6 +578,45 @@ pub fn two_folds(sets: &[(String, Vec<Observation>)], base: &MethodConfig) -> Ve
     HALVES.into_iter().map(|h| fold(sets, base, h)).collect()
 }
 
+/// A named dev set: its items and each item's gold articles.
+pub type DevSet = (String, Vec<EvalItem>, Vec<Vec<HashSet<String>>>);
+
+/// Two folds in which `base`'s learned re-ranking is fitted on the fitted half as well (a
+/// model fitted on every item would have seen the held-out half): per half, the model is
+/// fitted on its items, every question is observed again under it, and the routing is
+/// calibrated on that half and reported on the other. `engine` answers with `base` again
+/// afterwards, whatever happened.
+pub fn refitted_folds(
+    engine: &mut Engine,
+    sets: &[DevSet],
+    base: &MethodConfig,
+) -> Result<Vec<Fold>, QueryError> {
+    use crate::rerank_fit::{self, Tier};
+    let mut questions = Vec::new();
+    for (set, items, gold) in sets {
+        questions.push(rerank_fit::collect(engine, Tier::Rerank, set, items, gold)?);
+    }
+    let mut folds = Vec::new();
+    let mut each = || -> Result<(), QueryError> {
+        for (name, parity) in HALVES {
+            let model = rerank_fit::fit(Tier::Rerank, &rerank_fit::half(&questions, parity))
+                .ok_or(QueryError::NothingToFit(name))?;
+            let mut cfg = base.clone();
+            model.install(&mut cfg);
+            engine.set_config(cfg.clone())?;
+            let mut by_set = Vec::new();
+            for (set, items, gold) in sets {
+                by_set.push((set.clone(), observe(engine, items, gold)?));
+            }
+            folds.push(fold(&by_set, &cfg, (name, parity)));
+        }
+        Ok(())
+    };
+    let outcome = each();
+    engine.set_config(base.clone())?;
+    outcome.map(|()| folds)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

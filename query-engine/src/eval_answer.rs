@@ -153,12 +153,14 @@ pub struct TypeStats {
     pub p50_ms: f64,
 }
 
-/// The name a question type is reported under: the classifier's, or `ArticleLookup
-/// (graph)` for the article lookups answered from the graph before routing (they carry
-/// no routing signals), as `coal bench ask` names them.
+/// What the article lookups answered from the graph before routing are reported as
+/// among the question types (they carry no routing signals).
+pub const GRAPH_LOOKUP_TYPE: &str = "ArticleLookup (graph)";
+
+/// The name a question type is reported under: the classifier's, or [`GRAPH_LOOKUP_TYPE`].
 fn type_name(it: &ItemResult) -> String {
     it.question_type
-        .map_or_else(|| "ArticleLookup (graph)".to_owned(), |t| format!("{t:?}"))
+        .map_or_else(|| GRAPH_LOOKUP_TYPE.to_owned(), |t| format!("{t:?}"))
 }
 
 /// [`TypeStats`] of each question type among `items`.
@@ -234,13 +236,11 @@ pub fn evaluate_reporting(
         questions: items.len(),
         ..Default::default()
     };
-    let mut lat = Vec::with_capacity(items.len());
     for (n, (item, golds)) in items.iter().zip(gold).enumerate() {
         let t = Instant::now();
         let a = engine.ask(&item.question, &opts)?;
         answered(n + 1);
         let ms = t.elapsed().as_secs_f64() * 1e3;
-        lat.push(ms);
         *r.tiers.entry(a.tier).or_default() += 1;
         *r.decomposed_by
             .entry(a.trace.decomposed_by.clone())
@@ -343,6 +343,7 @@ pub fn evaluate_reporting(
     r.rouge2 /= n;
     r.rouge_l /= n;
     r.bleu4 /= n;
+    let mut lat: Vec<f64> = r.per_item.iter().map(|i| i.ms).collect();
     lat.sort_by(f64::total_cmp);
     r.p50_ms = quantile(&lat, 0.5);
     r.p95_ms = quantile(&lat, 0.95);

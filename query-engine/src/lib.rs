@@ -92,6 +92,12 @@ pub enum QueryError {
     Encoder(String),
     #[error("the date {date} is impossible: {reason}")]
     BadDate { date: String, reason: String },
+    /// Fitting the re-ranking on a half of the dev sets found no candidate that is a gold
+    /// article (or found only gold ones).
+    #[error(
+        "nothing to fit the re-ranking on in the {0} items: no candidate is a gold article (or every one is)"
+    )]
+    NothingToFit(&'static str),
 }
 
 /// An article as found in the graph.

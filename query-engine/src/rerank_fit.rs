@@ -360,24 +360,27 @@ pub struct Fold {
     pub held_out: Vec<HeldOut>,
 }
 
+/// The questions of every set whose index within the set has parity `parity` (the
+/// halves of [`crate::calibrate::HALVES`]).
+pub fn half(by_set: &[Vec<FitQuestion>], parity: usize) -> Vec<&FitQuestion> {
+    by_set
+        .iter()
+        .flat_map(|qs| qs.iter().enumerate())
+        .filter(|(i, _)| i % 2 == parity)
+        .map(|(_, q)| q)
+        .collect()
+}
+
 /// Fit on one half of every set, measure on the other (even items, then odd ones), by
 /// index within each set.
 pub fn two_folds(tier: Tier, by_set: &[Vec<FitQuestion>]) -> Vec<Fold> {
     crate::calibrate::HALVES
         .into_iter()
         .filter_map(|(name, parity)| {
-            let half = |keep: bool| -> Vec<&FitQuestion> {
-                by_set
-                    .iter()
-                    .flat_map(|qs| qs.iter().enumerate())
-                    .filter(|(i, _)| (i % 2 == parity) == keep)
-                    .map(|(_, q)| q)
-                    .collect()
-            };
-            let model = fit(tier, &half(true))?;
+            let model = fit(tier, &half(by_set, parity))?;
             Some(Fold {
                 fitted_on: name,
-                held_out: measure(&half(false), &model),
+                held_out: measure(&half(by_set, 1 - parity), &model),
                 model,
             })
         })

@@ -102,8 +102,8 @@ pub struct Trace {
     pub graph: Vec<Hit>,
     /// The paths that reached the articles of the context (tiers 3–4).
     pub paths: Vec<ExplainedPath>,
-    /// Linked headings tiers 3–4 left out: no article below them ranks in the text
-    /// ranking's top 10.
+    /// Linked headings tiers 3–4 left out: no article below them ranks in tier 3's text
+    /// ranking's top [`super::HEADING_CONFIRMED_WITHIN`].
     pub unconfirmed_headings: Vec<String>,
     pub dropped: Vec<Dropped>,
     pub kept: Vec<Kept>,

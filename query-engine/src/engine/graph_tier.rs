@@ -40,7 +40,7 @@ use crate::retrieve::{HYBRID_CANDIDATES, Hit};
 /// Text matches that seed the walk besides the question's links.
 const ANCHORS: usize = 5;
 /// How deep in the text ranking a linked heading must have an article below it to count.
-pub(crate) const HEADING_CONFIRMED_WITHIN: usize = 10;
+pub const HEADING_CONFIRMED_WITHIN: usize = 10;
 /// Candidates the tier scores at most.
 const CANDIDATES: usize = 200;
 /// Paths explained in the trace.
@@ -124,7 +124,8 @@ fn seeds(g: &crate::graph::StatuteGraph, links: &[Link], text: &[Hit]) -> Vec<Se
     seeds
 }
 
-/// The links the walk uses: a heading counts only when tier 3's text ranking's top
+/// The links the walk uses, and the headings it leaves out: a heading counts only when
+/// tier 3's text ranking's top
 /// [`HEADING_CONFIRMED_WITHIN`] hold an article below it. A heading matched by a word of
 /// the question (第七章 知识产权 of 涉外民事关系法律适用法 for 「可以以知识产权设立质权吗？」)
 /// would otherwise push a whole chapter of an unrelated law above the articles the text
@@ -132,7 +133,11 @@ fn seeds(g: &crate::graph::StatuteGraph, links: &[Link], text: &[Hit]) -> Vec<Se
 /// questions .527 → .530; lawbench-3-8.dev .412 → .411. Confirmed headings still cost
 /// lecoqa.dev's 2+ gold questions that link one (tier 3 − tier 2: −.03 to −.07) and gain
 /// lawbench-3-8.dev's: the graph's value differs by set.
-fn confirmed_links(g: &crate::graph::StatuteGraph, links: &[Link], text: &[Hit]) -> Vec<Link> {
+fn confirmed_links(
+    g: &crate::graph::StatuteGraph,
+    links: &[Link],
+    text: &[Hit],
+) -> (Vec<Link>, Vec<Link>) {
     let top: Vec<NodeId> = text
         .iter()
         .take(HEADING_CONFIRMED_WITHIN)
@@ -140,9 +145,8 @@ fn confirmed_links(g: &crate::graph::StatuteGraph, links: &[Link], text: &[Hit])
         .collect();
     links
         .iter()
-        .filter(|l| l.kind != LinkKind::Heading || top.iter().any(|&a| g.is_below(a, l.node)))
         .cloned()
-        .collect()
+        .partition(|l| l.kind != LinkKind::Heading || top.iter().any(|&a| g.is_below(a, l.node)))
 }
 
 /// A linked heading vouches for the articles below it.
@@ -268,11 +272,9 @@ impl Engine {
         let cfg = &self.cfg;
         let dense = paragraph_level_dense(r, cfg.graph_paragraph);
         let text = crate::rerank::rerank(&dense, &r.bm25, &r.bigram, Some(g), cfg);
-        let confirmed = confirmed_links(g, links, &text);
-        let unconfirmed = links
+        let (confirmed, left_out) = confirmed_links(g, links, &text);
+        let unconfirmed = left_out
             .iter()
-            .filter(|l| l.kind == LinkKind::Heading)
-            .filter(|l| !confirmed.iter().any(|c| c.node == l.node))
             .map(|l| match g.law_name(l.node) {
                 Some(law) => format!("《{law}》{}", l.name),
                 None => l.name.clone(),
@@ -434,6 +436,7 @@ mod tests {
         ];
         let kept = |text: &[Hit]| -> Vec<(LinkKind, usize)> {
             confirmed_links(&g, &links, text)
+                .0
                 .iter()
                 .map(|l| (l.kind, l.node.index()))
                 .collect()
@@ -451,6 +454,8 @@ mod tests {
         deep.push(hit(5));
         assert_eq!(kept(&deep), [(LinkKind::Concept, 4)]);
         // Its heading support then goes too.
-        assert!(heading_support(&g, &confirmed_links(&g, &links, &deep)).is_empty());
+        let (walked, left_out) = confirmed_links(&g, &links, &deep);
+        assert!(heading_support(&g, &walked).is_empty());
+        assert_eq!(left_out.len(), 2, "{left_out:?}");
     }
 }

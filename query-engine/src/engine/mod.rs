@@ -39,6 +39,7 @@ pub use answer::{
     Answer, AnswerKind, Citation, ContextArticle, Dropped, ExplainedPath, Kept, RANKED_KEPT,
     TIER_RANKING_KEPT, Trace,
 };
+pub use graph_tier::HEADING_CONFIRMED_WITHIN;
 pub use retrieval::PARAGRAPH_CANDIDATES;
 
 /// Why an encoder given to [`Engine::open_loading`] did not load.

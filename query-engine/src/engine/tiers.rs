@@ -78,9 +78,8 @@ impl Engine {
             3 => self.graph_tier(r, links, question),
             _ => {
                 let mut t3 = self.graph_tier(r, links, question);
-                let walked = std::mem::take(&mut t3.walked_links);
+                let walked = t3.walked_links.clone();
                 self.verify(&mut t3, &walked);
-                t3.walked_links = walked;
                 t3
             }
         }
