@@ -16,15 +16,7 @@ import json
 import statistics
 import tomllib
 
-
-def cliff_cut(scores, sigma, lo, hi):
-    cut = len(scores)
-    for i in range(len(scores) - 1):
-        a, b = scores[i], scores[i + 1]
-        if a > 0 and (a - b) / a > sigma:
-            cut = i + 1
-            break
-    return min(max(cut, lo), hi, len(scores))
+from ranking_stats import cliff_cut, corr
 
 
 def context_f1(run, golds, sigma, lo, hi):
@@ -39,14 +31,6 @@ def context_f1(run, golds, sigma, lo, hi):
     p = correct / len(cited)
     r = bin(found).count("1") / golds
     return 0.0 if p + r == 0 else 2 * p * r / (p + r)
-
-
-def corr(x, y):
-    mx, my = statistics.mean(x), statistics.mean(y)
-    sx, sy = statistics.pstdev(x), statistics.pstdev(y)
-    if sx == 0 or sy == 0:
-        return 0.0
-    return sum((a - mx) * (b - my) for a, b in zip(x, y)) / len(x) / (sx * sy)
 
 
 def main():
