@@ -10,7 +10,7 @@ COAL    := target/debug/coal
 EVAL_PROFILE = $(SHARED)/corpus/profiles/eval.txt
 BUILD_EVAL_STORE = $(COAL) build --corpus $(CORPUS) --profile $(EVAL_PROFILE) --store $(EVAL_STORE) >/dev/null
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-by-type eval-paper eval-paper-generated eval-paper-generated-1.5b bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth extraction-sample-fifth extraction-sample-sixth extraction-sample-seventh extraction-sample-eighth extraction-sample-ninth extraction-sample-tenth eval-triples eval-grounding eval-decomposition fit-rerank fit-graph calibrate calibrate-folds routing-analysis context-cut-analysis replay-rankings graph-weights-grid eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-by-type eval-paper eval-paper-generated eval-paper-generated-1.5b bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth extraction-sample-fifth extraction-sample-sixth extraction-sample-seventh extraction-sample-eighth extraction-sample-ninth extraction-sample-tenth eval-triples eval-grounding eval-decomposition fit-rerank fit-graph calibrate calibrate-folds routing-analysis context-cut-analysis eval-draft replay-rankings graph-weights-grid eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -225,6 +225,18 @@ context-cut-analysis: coal model
 	$(COAL) fit-rerank --store $(EVAL_STORE) --set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl \
 		--candidates /tmp/coal-candidates.jsonl >/dev/null
 	python3 scripts/context_cut_analysis.py --candidates /tmp/coal-candidates.jsonl --config coal.toml
+
+# Draft-answer retrieval (HyDE) with the local 1.5B model: dense, hybrid and tier 2's
+# re-ranking on the question's dense list fused with that of the model's draft, on the
+# first DRAFT_LIMIT questions of lecoqa.dev (~5 s a question on both cores).
+DRAFT_LIMIT ?= 150
+eval-draft: coal model
+	$(MAKE) llm-model LLM_SIZE=1.5b
+	$(BUILD_EVAL_STORE)
+	{ cat coal.toml; printf '\n[llm]\nbackend = "local"\nmodel_path = "%s"\nthreads = 2\nbatch_threads = 2\ntemperature = 0.0\nmax_tokens = 96\n' \
+		"$$(realpath .models/qwen2.5-coder-1.5b-instruct-q4.gguf)"; } > /tmp/coal-draft.toml
+	$(COAL) eval retrieval --store $(EVAL_STORE) --config /tmp/coal-draft.toml --draft --limit $(DRAFT_LIMIT) \
+		--set $(SHARED)/eval/lecoqa.dev.jsonl
 
 # Tier 2's and tier 3's rankings replayed offline (scripts/replay_rankings.py): where the
 # missed gold articles of 2+-gold questions rank, a neighbour bonus and citation neighbours.

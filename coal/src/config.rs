@@ -534,6 +534,17 @@ pub struct EvalRetrievalArgs {
     /// fusion experiments (`scripts/fusion_experiments.py`).
     #[arg(long, value_name = "FILE")]
     pub dump: Option<PathBuf>,
+    /// Also score dense, hybrid and the re-ranking on the question's dense list fused with
+    /// that of an answer the `[llm]` chat model drafts (HyDE; the `+draft` modes). Needs
+    /// `[llm]` in the configuration file.
+    #[arg(long)]
+    pub draft: bool,
+    /// The draft's weight in the fused dense list: (sim(question) + w·sim(draft)) / (1 + w).
+    #[arg(long, default_value_t = 1.0, requires = "draft")]
+    pub draft_weight: f32,
+    /// Only the first N questions of each set (drafting takes seconds a question).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
     #[command(flatten)]
     pub bm25: Bm25Args,
     #[command(flatten)]

@@ -141,12 +141,29 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
         )),
         None => None,
     };
+    let chat = match (&models, args.draft) {
+        (_, false) => None,
+        (None, true) => anyhow::bail!("--draft needs the embedding model (not --bm25-only)"),
+        (Some(m), true) => match m.chat()? {
+            Some((chat, _)) => Some(chat),
+            None => anyhow::bail!(
+                "--draft needs a chat model: add an [llm] table to the configuration file (examples/coal.local-llm.toml)"
+            ),
+        },
+    };
+    if !(args.draft_weight.is_finite() && args.draft_weight >= 0.0) {
+        anyhow::bail!(
+            "--draft-weight must be a number >= 0, not {}",
+            args.draft_weight
+        );
+    }
     let run = RetrievalRun {
         retriever: &retriever,
         rerank: rerank_with.as_ref().map(|(g, m)| (g, m)),
         fusion: args.fusion.fusion(),
         include_old: args.include_old,
         max_k,
+        draft: chat.as_deref().map(|c| (c, args.draft_weight)),
     };
     let mut report = serde_json::Map::new();
     let mut table = String::from("| set | mode | n |");
@@ -167,7 +184,10 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
         None => None,
     };
     for path in &args.sets {
-        let items = load_set(path)?;
+        let mut items = load_set(path)?;
+        if let Some(n) = args.limit {
+            items.truncate(n);
+        }
         let gold = gold_map.gold_sets(&items)?;
         let runs = run.run(&items, |qi, lists| -> anyhow::Result<()> {
             if let Some(out) = dump.as_mut() {

@@ -105,3 +105,43 @@ fn a_local_config_without_a_usable_model_file_is_refused_by_name() {
         stderr(&out)
     );
 }
+
+/// `eval retrieval --draft` with the real 0.5B model: every question gets a draft and the
+/// drafted modes are scored beside the plain ones (`make eval-draft` measures the 1.5B
+/// model on lecoqa.dev).
+#[test]
+fn eval_retrieval_drafts_answers_with_the_local_model() {
+    let Some(model) = coal_tests::local_llm_model() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    build(&store, &common::statutes().join("versions"));
+    let config = example_config(dir.path(), &model);
+    let set = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/eval/mini.jsonl");
+    let out = coal(&[
+        "eval",
+        "retrieval",
+        "--store",
+        store.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--set",
+        set.to_str().unwrap(),
+        "--draft",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for mode in ["dense", "dense+draft", "hybrid+draft", "reranked+draft"] {
+        let m = &v["mini"][mode];
+        assert_eq!(m["metrics"]["questions"], 3, "{mode}: {v}");
+        assert!(m["p50_ms"].as_f64().unwrap() > 0.0, "{mode}: {v}");
+    }
+    // A drafted mode's time includes the generation.
+    assert!(
+        v["mini"]["dense+draft"]["p50_ms"].as_f64().unwrap()
+            > v["mini"]["dense"]["p50_ms"].as_f64().unwrap(),
+        "{v}"
+    );
+}

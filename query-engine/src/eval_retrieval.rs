@@ -15,6 +15,9 @@ use crate::retrieve::{Fusion, HYBRID_CANDIDATES, Hit, Retriever};
 /// The modes scored, in table order, with the embedder and without.
 pub const BM25_MODES: [&str; 2] = ["bm25", "bigram"];
 pub const ALL_MODES: [&str; 5] = ["bm25", "bigram", "dense", "hybrid", "reranked"];
+/// With a chat model drafting answers ([`crate::draft`]): dense, hybrid and the
+/// re-ranking again, on the question's dense list fused with the draft's.
+pub const DRAFT_MODES: [&str; 3] = ["dense+draft", "hybrid+draft", "reranked+draft"];
 
 /// What the modes run on. Without an embedder only BM25 and bigram are run; `rerank`
 /// (tier 2's re-ranking) needs the statute graph and the method's weights.
@@ -27,6 +30,9 @@ pub struct RetrievalRun<'a> {
     pub include_old: bool,
     /// The longest ranked list kept per mode (the largest k scored).
     pub max_k: usize,
+    /// A chat model that drafts an answer to each question and the draft's weight in the
+    /// fused dense list: adds [`DRAFT_MODES`] (needs the embedder).
+    pub draft: Option<(&'a dyn coal_models::ChatModel, f32)>,
 }
 
 /// One question's retriever lists, as `--dump` writes them.
@@ -70,12 +76,15 @@ fn ms_since(t: Instant) -> f64 {
 }
 
 impl RetrievalRun<'_> {
-    pub fn modes(&self) -> &'static [&'static str] {
-        if self.retriever.has_embedder() {
-            &ALL_MODES
-        } else {
-            &BM25_MODES
+    pub fn modes(&self) -> Vec<&'static str> {
+        if !self.retriever.has_embedder() {
+            return BM25_MODES.to_vec();
         }
+        let mut modes = ALL_MODES.to_vec();
+        if self.draft.is_some() {
+            modes.extend(DRAFT_MODES);
+        }
+        modes
     }
 
     /// Runs every mode on every item; `each` sees each question's retriever lists (and
@@ -122,6 +131,19 @@ impl RetrievalRun<'_> {
                         .dense_by_vector(&query_vector, candidates, self.include_old)?;
                 t_dense = ms_since(t);
             }
+            // The draft's own dense list, fused with the question's (its time includes the
+            // generation).
+            let (mut drafted, mut t_draft) = (Vec::new(), 0.0);
+            if let (Some((chat, weight)), true) = (self.draft, dense_on) {
+                let t = Instant::now();
+                let text = crate::draft::draft_answer(chat, &it.question)?;
+                let v = self.retriever.embed_query(&text)?;
+                let listed = self
+                    .retriever
+                    .dense_by_vector(&v, candidates, self.include_old)?;
+                drafted = crate::draft::fuse_with_draft(&dense, &listed, weight, candidates);
+                t_draft = t_dense + ms_since(t);
+            }
             each(
                 qi,
                 &QuestionLists {
@@ -132,17 +154,19 @@ impl RetrievalRun<'_> {
                 },
             )?;
             let head = |l: &[Hit]| l.len().min(HYBRID_CANDIDATES);
-            let (b, g, d) = (
-                &bm25[..head(&bm25)],
-                &bigram[..head(&bigram)],
-                &dense[..head(&dense)],
-            );
+            let (b, g) = (&bm25[..head(&bm25)], &bigram[..head(&bigram)]);
             for run in &mut runs {
+                let with_draft = run.mode.ends_with("+draft");
+                let (whole, t_dense) = match with_draft {
+                    true => (&drafted, t_draft),
+                    false => (&dense, t_dense),
+                };
+                let d = &whole[..head(whole)];
                 let (list, ms) = match run.mode {
                     "bm25" => (bm25.clone(), t_bm25),
                     "bigram" => (bigram.clone(), t_bigram),
-                    "dense" => (dense.clone(), t_dense),
-                    "hybrid" => {
+                    "dense" | "dense+draft" => (whole.clone(), t_dense),
+                    "hybrid" | "hybrid+draft" => {
                         let t = Instant::now();
                         let fused = Retriever::fuse(b, d, self.fusion, self.max_k);
                         (fused, t_bm25 + t_dense + ms_since(t))

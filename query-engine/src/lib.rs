@@ -11,6 +11,7 @@ pub mod answer_metrics;
 pub mod calibrate;
 pub mod complexity;
 pub mod context;
+pub mod draft;
 pub mod engine;
 pub mod eval;
 pub mod eval_answer;

@@ -41,6 +41,21 @@ pub struct Hit {
     pub dense: Option<f32>,
 }
 
+/// Dense hits from (IRI, similarity) pairs: best first, ties by IRI, at most `k`.
+pub(crate) fn ranked_dense_hits(scored: impl Iterator<Item = (String, f32)>, k: usize) -> Vec<Hit> {
+    let mut out: Vec<Hit> = scored
+        .map(|(iri, score)| Hit {
+            iri,
+            score,
+            bm25: None,
+            dense: Some(score),
+        })
+        .collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+    out.truncate(k);
+    out
+}
+
 /// One search's result, with what the caller should know about the question.
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchResult {

@@ -699,3 +699,89 @@ fn protocol_eval_triples_reports_the_precision_of_each_filter() {
         "{err}"
     );
 }
+
+/// `eval retrieval --draft` on one question with a scripted draft (protocol test): the
+/// drafted modes appear beside the plain ones, and the draft moves the fused dense list —
+/// a draft quoting the gold article keeps it first, one quoting another article and
+/// weighted heavily puts that article first instead.
+#[test]
+fn protocol_eval_retrieval_with_a_drafted_answer_fuses_the_drafts_dense_list() {
+    let run = |draft: &str, weight: &str| -> serde_json::Value {
+        let (dir, s, c, server, rt) = chat_store(vec![chat_reply(draft)]);
+        let set = dir.path().join("one.jsonl");
+        std::fs::write(
+            &set,
+            "{\"id\": \"one\", \"question\": \"男女平等是不是国家的基本国策？\", \"answer\": \"\", \"gold\": [{\"law\": \"中华人民共和国示范保障法\", \"article\": \"第二条\", \"file\": \"versions/示范保障法(2022-10-30).md\"}]}\n",
+        )
+        .unwrap();
+        let out = coal(&[
+            "eval",
+            "retrieval",
+            "--store",
+            &s,
+            "--config",
+            &c,
+            "--set",
+            set.to_str().unwrap(),
+            "--k",
+            "1,3",
+            "--draft",
+            "--draft-weight",
+            weight,
+            "--json",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        // The model was asked for a draft of the question, under the draft prompt.
+        let asked = rt.block_on(server.received_requests()).unwrap();
+        let body = String::from_utf8_lossy(&asked[0].body).to_string();
+        assert!(
+            body.contains("男女平等是不是国家的基本国策") && body.contains("简要回答"),
+            "{body}"
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let r1 = |r: &serde_json::Value, mode: &str| {
+        r["one"][mode]["metrics"]["recall_at"]["1"]
+            .as_f64()
+            .unwrap()
+    };
+    let good = run("男女平等是国家的基本国策，见《示范保障法》第二条。", "1");
+    for mode in ["dense", "dense+draft", "hybrid+draft", "reranked+draft"] {
+        assert_eq!(r1(&good, mode), 1.0, "{mode}: {good}");
+    }
+    let misleading = run("本法自2020年1月1日起施行。", "10");
+    assert_eq!(r1(&misleading, "dense"), 1.0, "{misleading}");
+    assert_eq!(r1(&misleading, "dense+draft"), 0.0, "{misleading}");
+}
+
+#[test]
+fn eval_retrieval_draft_without_a_chat_model_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = ask_store(dir.path());
+    let config = dir.path().join("no-llm.toml");
+    std::fs::write(&config, "").unwrap();
+    let out = coal(&[
+        "eval",
+        "retrieval",
+        "--store",
+        &s,
+        "--config",
+        config.to_str().unwrap(),
+        "--set",
+        eval_fixture("mini.jsonl").to_str().unwrap(),
+        "--draft",
+    ]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("[llm]"), "{}", stderr(&out));
+    let out = coal(&[
+        "eval",
+        "retrieval",
+        "--store",
+        &s,
+        "--set",
+        eval_fixture("mini.jsonl").to_str().unwrap(),
+        "--draft-weight",
+        "2",
+    ]);
+    assert!(!out.status.success(), "--draft-weight alone is refused");
+}

@@ -69,7 +69,7 @@ pub(crate) fn paragraph_level_dense(r: &Retrieval, lambda: f64) -> Vec<Hit> {
         *e = e.max(p.score);
     }
     let lambda = lambda as f32;
-    let mut out: Vec<Hit> = article
+    let scored = article
         .keys()
         .chain(paragraph.keys())
         .copied()
@@ -79,18 +79,9 @@ pub(crate) fn paragraph_level_dense(r: &Retrieval, lambda: f64) -> Vec<Hit> {
             let p = paragraph.get(iri).copied();
             let a = article.get(iri).copied().or(p).unwrap_or(0.0);
             let best = p.map_or(a, |p| a.max(p));
-            let score = (1.0 - lambda) * a + lambda * best;
-            Hit {
-                iri: iri.to_owned(),
-                score,
-                bm25: None,
-                dense: Some(score),
-            }
-        })
-        .collect();
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
-    out.truncate(HYBRID_CANDIDATES);
-    out
+            (iri.to_owned(), (1.0 - lambda) * a + lambda * best)
+        });
+    crate::retrieve::ranked_dense_hits(scored, HYBRID_CANDIDATES)
 }
 
 /// What the walks from the seeds found: per article the evidence they sent and its
