@@ -228,15 +228,16 @@ context-cut-analysis: coal model
 
 # Draft-answer retrieval (HyDE) with the local 1.5B model: dense, hybrid and tier 2's
 # re-ranking on the question's dense list fused with that of the model's draft, on the
-# first DRAFT_LIMIT questions of lecoqa.dev (~5 s a question on both cores).
+# first DRAFT_LIMIT questions of DRAFT_SET (~5 s a question on both cores).
 DRAFT_LIMIT ?= 150
+DRAFT_SET ?= lecoqa.dev
 eval-draft: coal model
 	$(MAKE) llm-model LLM_SIZE=1.5b
 	$(BUILD_EVAL_STORE)
 	{ cat coal.toml; printf '\n[llm]\nbackend = "local"\nmodel_path = "%s"\nthreads = 2\nbatch_threads = 2\ntemperature = 0.0\nmax_tokens = 96\n' \
 		"$$(realpath .models/qwen2.5-coder-1.5b-instruct-q4.gguf)"; } > /tmp/coal-draft.toml
 	$(COAL) eval retrieval --store $(EVAL_STORE) --config /tmp/coal-draft.toml --draft --limit $(DRAFT_LIMIT) \
-		--set $(SHARED)/eval/lecoqa.dev.jsonl
+		--set $(SHARED)/eval/$(DRAFT_SET).jsonl
 
 # Tier 2's and tier 3's rankings replayed offline (scripts/replay_rankings.py): where the
 # missed gold articles of 2+-gold questions rank, a neighbour bonus and citation neighbours.
