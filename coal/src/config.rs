@@ -537,10 +537,10 @@ pub struct EvalRetrievalArgs {
     /// Also score dense, hybrid and the re-ranking on the question's dense list fused with
     /// that of an answer the `[llm]` chat model drafts (HyDE; the `+draft` modes). Needs
     /// `[llm]` in the configuration file.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "bm25_only")]
     pub draft: bool,
     /// The draft's weight in the fused dense list: (sim(question) + w·sim(draft)) / (1 + w).
-    #[arg(long, default_value_t = 1.0, requires = "draft")]
+    #[arg(long, default_value_t = 1.0, requires = "draft", value_parser = parse_draft_weight)]
     pub draft_weight: f32,
     /// Only the first N questions of each set (drafting takes seconds a question).
     #[arg(long, value_name = "N")]
@@ -880,6 +880,14 @@ pub struct BenchLlmArgs {
 }
 
 /// BM25 field weights from `TITLE,HIERARCHY,LABEL,TEXT`.
+/// `--draft-weight`: a finite number, at least 0.
+pub fn parse_draft_weight(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(w) if w.is_finite() && w >= 0.0 => Ok(w),
+        _ => Err(format!("a number >= 0 is needed, not {s:?}")),
+    }
+}
+
 pub fn parse_bm25_weights(s: &str) -> Result<kg_store::FieldWeights, String> {
     let w: Vec<f32> = s
         .split(',')

@@ -141,22 +141,16 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
         )),
         None => None,
     };
-    let chat = match (&models, args.draft) {
-        (_, false) => None,
-        (None, true) => anyhow::bail!("--draft needs the embedding model (not --bm25-only)"),
-        (Some(m), true) => match m.chat()? {
+    // --draft conflicts with --bm25-only (clap), so the model is there when it is asked.
+    let chat = match models.as_ref().filter(|_| args.draft) {
+        None => None,
+        Some(m) => match m.chat()? {
             Some((chat, _)) => Some(chat),
             None => anyhow::bail!(
                 "--draft needs a chat model: add an [llm] table to the configuration file (examples/coal.local-llm.toml)"
             ),
         },
     };
-    if !(args.draft_weight.is_finite() && args.draft_weight >= 0.0) {
-        anyhow::bail!(
-            "--draft-weight must be a number >= 0, not {}",
-            args.draft_weight
-        );
-    }
     let run = RetrievalRun {
         retriever: &retriever,
         rerank: rerank_with.as_ref().map(|(g, m)| (g, m)),

@@ -37,9 +37,8 @@ pub fn fuse_with_draft(question: &[Hit], draft: &[Hit], weight: f32, k: usize) -
     let (q_floor, d_floor) = (floor(question), floor(draft));
     let q: HashMap<&str, f32> = question.iter().map(|h| (h.iri.as_str(), h.score)).collect();
     let d: HashMap<&str, f32> = draft.iter().map(|h| (h.iri.as_str(), h.score)).collect();
-    let mut iris: Vec<&str> = q.keys().chain(d.keys()).copied().collect();
-    iris.sort_unstable();
-    iris.dedup();
+    let iris: rustc_hash::FxHashSet<&str> = q.keys().chain(d.keys()).copied().collect();
+    // ranked_dense_hits orders them (score, then IRI).
     let scored = iris.into_iter().map(|iri| {
         let sq = q.get(iri).copied().unwrap_or(q_floor);
         let sd = d.get(iri).copied().unwrap_or(d_floor);

@@ -784,4 +784,22 @@ fn eval_retrieval_draft_without_a_chat_model_is_refused_by_name() {
         "2",
     ]);
     assert!(!out.status.success(), "--draft-weight alone is refused");
+    let mini = eval_fixture("mini.jsonl");
+    let refused = |extra: &[&str]| {
+        let mut args = vec![
+            "eval",
+            "retrieval",
+            "--store",
+            &s,
+            "--set",
+            mini.to_str().unwrap(),
+            "--draft",
+        ];
+        args.extend_from_slice(extra);
+        let out = coal(&args);
+        assert!(!out.status.success(), "{extra:?}");
+        stderr(&out)
+    };
+    assert!(refused(&["--bm25-only"]).contains("--bm25-only"));
+    assert!(refused(&["--draft-weight=-1"]).contains("a number >= 0"));
 }
