@@ -10,7 +10,7 @@ COAL    := target/debug/coal
 EVAL_PROFILE = $(SHARED)/corpus/profiles/eval.txt
 BUILD_EVAL_STORE = $(COAL) build --corpus $(CORPUS) --profile $(EVAL_PROFILE) --store $(EVAL_STORE) >/dev/null
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-by-type eval-paper eval-paper-generated eval-paper-generated-1.5b bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth extraction-sample-fifth extraction-sample-sixth extraction-sample-seventh extraction-sample-eighth extraction-sample-ninth extraction-sample-tenth eval-triples eval-grounding eval-decomposition fit-rerank fit-graph calibrate calibrate-folds routing-analysis context-cut-analysis eval-draft replay-rankings graph-weights-grid eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-by-type eval-paper eval-paper-generated eval-paper-generated-1.5b bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth extraction-sample-fifth extraction-sample-sixth extraction-sample-seventh extraction-sample-eighth extraction-sample-ninth extraction-sample-tenth eval-triples eval-grounding eval-decomposition fit-rerank fit-graph calibrate calibrate-folds routing-analysis context-cut-analysis eval-draft eval-answer-draft calibrate-folds-draft replay-rankings graph-weights-grid eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -232,12 +232,38 @@ context-cut-analysis: coal model
 DRAFT_LIMIT ?= 150
 DRAFT_SET ?= lecoqa.dev
 eval-draft: coal model
-	$(MAKE) llm-model LLM_SIZE=1.5b
+	$(call draft_config,3)
 	$(BUILD_EVAL_STORE)
-	{ cat coal.toml; printf '\n[llm]\nbackend = "local"\nmodel_path = "%s"\nthreads = 2\nbatch_threads = 2\ntemperature = 0.0\nmax_tokens = 96\n' \
-		"$$(realpath .models/qwen2.5-coder-1.5b-instruct-q4.gguf)"; } > /tmp/coal-draft.toml
-	$(COAL) eval retrieval --store $(EVAL_STORE) --config /tmp/coal-draft.toml --draft --limit $(DRAFT_LIMIT) \
+	$(COAL) eval retrieval --store $(EVAL_STORE) --config $(DRAFT_CONFIG) --draft --limit $(DRAFT_LIMIT) \
 		--set $(SHARED)/eval/$(DRAFT_SET).jsonl
+
+# coal.toml with the local 1.5B model drafting for tiers $(1) and up (`[method]
+# draft_from_tier`; greedy, 96 tokens, 8 questions decoded side by side), its replies kept
+# in .cache/chat-replies.jsonl: a question drafted once is not drafted again by any later
+# target.
+DRAFT_CONFIG = /tmp/coal-draft.toml
+define draft_config
+	$(MAKE) llm-model LLM_SIZE=1.5b
+	{ sed -e 's/^\[method\]$$/[method]\ndraft_from_tier = $(1)/' coal.toml; \
+	  printf '\n[llm]\nbackend = "local"\nmodel_path = "%s"\nthreads = 2\nbatch_threads = 2\ntemperature = 0.0\nmax_tokens = 96\nreply_cache = "%s/.cache/chat-replies.jsonl"\n' \
+		"$$(realpath .models/qwen2.5-coder-1.5b-instruct-q4.gguf)" "$$(pwd)"; } > $(DRAFT_CONFIG)
+endef
+
+# Tiers 3 and 4 with drafts ([method] draft_from_tier = 3) against tier 2 without, forced and
+# routed, on both dev sets (answers extractive, rules decompose: the model only drafts).
+eval-answer-draft: coal model
+	$(call draft_config,3)
+	$(BUILD_EVAL_STORE)
+	$(COAL) eval answer --store $(EVAL_STORE) --config $(DRAFT_CONFIG) --extractive --rule-decomposition \
+		--variants routed,tier2,tier3,tier4 --set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl
+
+# calibrate-folds with tiers 3 and 4 drafting: routing between the cheap tiers and the
+# drafting ones, fitted on one half of the dev sets and reported on the other.
+calibrate-folds-draft: coal model
+	$(call draft_config,3)
+	$(BUILD_EVAL_STORE)
+	$(COAL) calibrate --two-folds --store $(EVAL_STORE) --config $(DRAFT_CONFIG) \
+		--set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl
 
 # Tier 2's and tier 3's rankings replayed offline (scripts/replay_rankings.py): where the
 # missed gold articles of 2+-gold questions rank, a neighbour bonus and citation neighbours.

@@ -168,6 +168,12 @@ fn explain(out: &mut impl Write, a: &Answer, startup_ms: f64) -> anyhow::Result<
             )?;
         }
     }
+    if let Some(d) = &t.draft {
+        writeln!(
+            out,
+            "draft answer (its nearest articles joined the dense list): {d}"
+        )?;
+    }
     for (name, hits) in [
         ("bm25", &t.bm25),
         ("bigram", &t.bigram),

@@ -542,6 +542,10 @@ pub struct EvalRetrievalArgs {
     /// The draft's weight in the fused dense list: (sim(question) + w·sim(draft)) / (1 + w).
     #[arg(long, default_value_t = 1.0, requires = "draft", value_parser = parse_draft_weight)]
     pub draft_weight: f32,
+    /// Questions drafted side by side (a local model decodes them as one batch: on a CPU
+    /// several cost little more than one).
+    #[arg(long, default_value_t = 8, requires = "draft", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub draft_batch: u16,
     /// Only the first N questions of each set (drafting takes seconds a question).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
@@ -642,12 +646,14 @@ pub struct EvalAnswerArgs {
     /// When a cited article counts as a gold one: `text` or `number` (see `eval retrieval`).
     #[arg(long, value_enum, default_value = "text")]
     pub gold_match: GoldMatchArg,
-    /// With `[llm]`: the model decomposes the questions but the answers stay extractive
-    /// (routing with LLM decomposition, without the cost of generation).
+    /// With `[llm]`: the answers stay extractive (the model decomposes the questions and,
+    /// with `[method] draft_from_tier`, drafts for the harder tiers, without the cost of
+    /// generation).
     #[arg(long)]
     pub extractive: bool,
-    /// With `[llm]`: the rules decompose and the model only writes the answers.
-    #[arg(long, conflicts_with = "extractive")]
+    /// With `[llm]`: the rules decompose the questions (with `--extractive` too, the
+    /// model only drafts, for the tiers `[method] draft_from_tier` names).
+    #[arg(long)]
     pub rule_decomposition: bool,
     #[command(flatten)]
     pub bm25: Bm25Args,

@@ -157,7 +157,11 @@ pub fn eval_retrieval(args: EvalRetrievalArgs) -> anyhow::Result<()> {
         fusion: args.fusion.fusion(),
         include_old: args.include_old,
         max_k,
-        draft: chat.as_deref().map(|c| (c, args.draft_weight)),
+        draft: chat.as_deref().map(|chat| query_engine::draft::Drafting {
+            chat,
+            weight: args.draft_weight,
+            batch: args.draft_batch as usize,
+        }),
     };
     let mut report = serde_json::Map::new();
     let mut table = String::from("| set | mode | n |");

@@ -106,9 +106,11 @@ fn a_local_config_without_a_usable_model_file_is_refused_by_name() {
     );
 }
 
-/// `eval retrieval --draft` with the real 0.5B model: every question gets a draft and the
-/// drafted modes are scored beside the plain ones (`make eval-draft` measures the 1.5B
-/// model on lecoqa.dev).
+/// `eval retrieval --draft` with the real 0.5B model: every question gets a draft (the
+/// three decoded side by side) and the drafted modes are scored beside the plain ones
+/// (`make eval-draft` measures the 1.5B model on lecoqa.dev). The replies land in
+/// `[llm] reply_cache`: a second run, and `eval answer`'s tier 3 drafting the same
+/// questions one at a time, generate nothing new and score the same.
 #[test]
 fn eval_retrieval_drafts_answers_with_the_local_model() {
     let Some(model) = coal_tests::local_llm_model() else {
@@ -118,21 +120,31 @@ fn eval_retrieval_drafts_answers_with_the_local_model() {
     let store = dir.path().join("store");
     build(&store, &common::statutes().join("versions"));
     let config = example_config(dir.path(), &model);
+    let cache = dir.path().join("replies.jsonl");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let text = text.replace(
+        "[llm]\n",
+        &format!("[llm]\nreply_cache = {:?}\n", cache.display().to_string()),
+    );
+    std::fs::write(&config, format!("{text}\n[method]\ndraft_from_tier = 3\n")).unwrap();
     let set = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/eval/mini.jsonl");
-    let out = coal(&[
-        "eval",
-        "retrieval",
-        "--store",
-        store.to_str().unwrap(),
-        "--config",
-        config.to_str().unwrap(),
-        "--set",
-        set.to_str().unwrap(),
-        "--draft",
-        "--json",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = || {
+        let out = coal(&[
+            "eval",
+            "retrieval",
+            "--store",
+            store.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--set",
+            set.to_str().unwrap(),
+            "--draft",
+            "--json",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let v = run();
     for mode in ["dense", "dense+draft", "hybrid+draft", "reranked+draft"] {
         let m = &v["mini"][mode];
         assert_eq!(m["metrics"]["questions"], 3, "{mode}: {v}");
@@ -144,4 +156,29 @@ fn eval_retrieval_drafts_answers_with_the_local_model() {
             > v["mini"]["dense"]["p50_ms"].as_f64().unwrap(),
         "{v}"
     );
+    // Every question is drafted, the one without gold articles too.
+    let cached = std::fs::read_to_string(&cache).unwrap();
+    assert_eq!(cached.lines().count(), 4, "{cached}");
+    let again = run();
+    assert_eq!(
+        again["mini"]["reranked+draft"]["metrics"], v["mini"]["reranked+draft"]["metrics"],
+        "{again}"
+    );
+    let out = coal(&[
+        "eval",
+        "answer",
+        "--store",
+        store.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--set",
+        set.to_str().unwrap(),
+        "--variants",
+        "tier3",
+        "--extractive",
+        "--rule-decomposition",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&cache).unwrap(), cached);
 }

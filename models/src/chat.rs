@@ -55,6 +55,14 @@ pub trait ChatModel: Send + Sync {
         }
     }
 
+    /// Replies to several user messages under one system prompt, in their order.
+    /// Backends that can decode several sequences at once (the local one: on a CPU one
+    /// token of several sequences costs little more than one token of one, since
+    /// generation waits on memory) do so; the others answer one after another.
+    fn complete_many(&self, system: &str, users: &[&str]) -> Result<Vec<String>, ModelError> {
+        users.iter().map(|u| self.complete(system, u)).collect()
+    }
+
     /// Whether requests must not overlap (a local model on the CPU): callers then run
     /// one at a time whatever concurrency they were given.
     fn one_at_a_time(&self) -> bool {

@@ -14,6 +14,7 @@ mod http;
 pub mod local_llm;
 pub mod model_file;
 pub mod openai;
+mod reply_cache;
 mod settings;
 
 pub use chat::{ChatConfig, ChatModel, ChatTotals, OpenAiChat};
@@ -23,4 +24,5 @@ pub use error::ModelError;
 #[cfg(feature = "local-llm")]
 pub use local_llm::{GenerationStats, LocalChat, LocalChatConfig};
 pub use openai::{OpenAiConfig, OpenAiEmbedder};
+pub use reply_cache::CachedChat;
 pub use settings::{EmbedderSettings, LlmSettings};

@@ -338,6 +338,134 @@ impl LocalChat {
     }
 }
 
+impl LocalChat {
+    /// Replies to several user messages decoded side by side: one context holds every
+    /// sequence, and each step decodes one token of each unfinished one in a single batch.
+    /// Generation reads all of the model's weights per step whatever the batch holds, so
+    /// on a CPU eight sequences cost far less than eight times one. Greedy replies match
+    /// [`LocalChat::complete`]'s up to floating-point summation order.
+    fn generate_many(&self, system: &str, users: &[&str]) -> Result<Vec<String>, ModelError> {
+        if users.len() <= 1 {
+            return users
+                .iter()
+                .map(|u| self.generate(system, u, None))
+                .collect();
+        }
+        let mut last = self
+            .last
+            .lock()
+            .map_err(|_| ModelError::Local("an earlier generation panicked".into()))?;
+        let cfg = &self.config;
+        let prompts = users
+            .iter()
+            .map(|u| {
+                let prompt = self.prompt(system, u)?;
+                Ok(self.model.vocab().tokenize(prompt.as_bytes(), false, true))
+            })
+            .collect::<Result<Vec<_>, ModelError>>()?;
+        let longest = prompts.iter().map(Vec::len).max().unwrap_or(0);
+        if longest + cfg.max_tokens as usize > cfg.context_tokens as usize {
+            return Err(ModelError::Local(format!(
+                "a prompt has {longest} tokens; with max_tokens {} it does not fit context_tokens {}",
+                cfg.max_tokens, cfg.context_tokens
+            )));
+        }
+        // Each sequence gets its own share of the KV cache (llama.cpp pads to 256).
+        let per_sequence = (longest + cfg.max_tokens as usize).div_ceil(256) * 256;
+        let n = users.len();
+        let n_ctx = (per_sequence * n) as u32;
+        let prompt_total: usize = prompts.iter().map(Vec::len).sum();
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(n_ctx))
+            .with_n_batch(prompt_total.max(n) as u32)
+            .with_n_seq_max(n as u32)
+            .with_n_threads(cfg.threads)
+            .with_n_threads_batch(cfg.batch_threads);
+        let mut ctx = self
+            .model
+            .new_context(backend()?, params)
+            .map_err(|e| ModelError::Local(format!("context: {e}")))?;
+        let started = Instant::now();
+        let mut batch = LlamaBatch::new(prompt_total.max(n), 1);
+        // Where in the last decoded batch each unfinished sequence's logits are.
+        let mut logits_at = Vec::with_capacity(n);
+        for (seq, tokens) in prompts.iter().enumerate() {
+            for (i, t) in tokens.iter().enumerate() {
+                let last_token = i + 1 == tokens.len();
+                batch
+                    .add(*t, i as i32, &[seq as i32], last_token)
+                    .map_err(|e| ModelError::Local(format!("batch: {e}")))?;
+            }
+            logits_at.push(Some(batch.n_tokens() - 1));
+        }
+        ctx.decode(&mut batch)
+            .map_err(|e| ModelError::Local(format!("prefill: {e}")))?;
+        let prefill_secs = started.elapsed().as_secs_f64();
+        let started = Instant::now();
+        let mut chains: Vec<LlamaSampler> = (0..n)
+            .map(|_| {
+                if cfg.temperature > 0.0 {
+                    LlamaSampler::chain_simple([
+                        LlamaSampler::top_k(40),
+                        LlamaSampler::top_p(0.95, 1),
+                        LlamaSampler::temp(cfg.temperature),
+                        LlamaSampler::dist(cfg.seed),
+                    ])
+                } else {
+                    LlamaSampler::greedy()
+                }
+            })
+            .collect();
+        let mut bytes = vec![Vec::new(); n];
+        let mut pos: Vec<i32> = prompts.iter().map(|p| p.len() as i32).collect();
+        let mut truncated = vec![true; n];
+        let mut generated = 0usize;
+        for _ in 0..cfg.max_tokens {
+            let mut next = Vec::new();
+            for seq in 0..n {
+                let Some(at) = logits_at[seq] else { continue };
+                let token = chains[seq].sample(&ctx, at);
+                if self.model.vocab().is_eog(token) {
+                    truncated[seq] = false;
+                    logits_at[seq] = None;
+                    continue;
+                }
+                bytes[seq].extend(self.model.vocab().token_to_piece(token, false, None));
+                generated += 1;
+                next.push((seq, token));
+            }
+            if next.is_empty() {
+                break;
+            }
+            batch.clear();
+            for (i, &(seq, token)) in next.iter().enumerate() {
+                batch
+                    .add(token, pos[seq], &[seq as i32], true)
+                    .map_err(|e| ModelError::Local(format!("batch: {e}")))?;
+                pos[seq] += 1;
+                logits_at[seq] = Some(i as i32);
+            }
+            ctx.decode(&mut batch)
+                .map_err(|e| ModelError::Local(format!("generation: {e}")))?;
+        }
+        let stats = GenerationStats {
+            prompt_tokens: prompt_total,
+            prefill_secs,
+            generated_tokens: generated,
+            generation_secs: started.elapsed().as_secs_f64(),
+            truncated: false,
+        };
+        last.1.add(&stats);
+        last.1.replies += n - 1;
+        last.1.truncated += truncated.iter().filter(|&&t| t).count();
+        last.0 = stats;
+        Ok(bytes
+            .iter()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .collect())
+    }
+}
+
 /// A GGUF file starts with `GGUF`; anything else (a truncated download, an HTML error
 /// page) is refused before llama.cpp reads it.
 fn check_gguf(path: &Path) -> Result<(), ModelError> {
@@ -388,6 +516,10 @@ impl ChatModel for LocalChat {
         options: &[&str],
     ) -> Result<Vec<f64>, ModelError> {
         self.first_token_probabilities(system, user, options)
+    }
+
+    fn complete_many(&self, system: &str, users: &[&str]) -> Result<Vec<String>, ModelError> {
+        self.generate_many(system, users)
     }
 
     fn one_at_a_time(&self) -> bool {

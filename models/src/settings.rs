@@ -113,6 +113,10 @@ pub struct LlmSettings {
     /// `["规定"]`: the local 1.5B model's 规定 triples were right for 54-60% of three
     /// hand-checked samples, its other relations for 80-88%).
     pub skip_relations: Option<Vec<String>>,
+    /// A file that keeps the model's replies (JSON lines): a prompt asked again under the
+    /// same model, temperature and token bound is answered from it without running the
+    /// model (relative paths are read from the working directory).
+    pub reply_cache: Option<PathBuf>,
 }
 
 impl LlmSettings {
@@ -132,16 +136,35 @@ impl LlmSettings {
         }
     }
 
-    /// The chat model this table names (a local model is loaded here).
+    /// The chat model this table names (a local model is loaded here), behind its
+    /// reply cache when the table names one.
     pub fn client(&self) -> Result<Box<dyn ChatModel>, ModelError> {
-        match self.backend.as_deref().unwrap_or("http") {
-            "http" => Ok(Box::new(self.http_client()?)),
-            "local" => self.local_client(),
-            other => Err(bad(
-                "llm",
-                format!("backend `{other}` is unknown: use \"http\" or \"local\""),
-            )),
+        let model: Box<dyn ChatModel> = match self.backend.as_deref().unwrap_or("http") {
+            "http" => Box::new(self.http_client()?),
+            "local" => self.local_client()?,
+            other => {
+                return Err(bad(
+                    "llm",
+                    format!("backend `{other}` is unknown: use \"http\" or \"local\""),
+                ));
+            }
+        };
+        match &self.reply_cache {
+            None => Ok(model),
+            Some(path) => Ok(Box::new(crate::CachedChat::open(
+                model,
+                &self.reply_settings(),
+                path,
+            )?)),
         }
+    }
+
+    /// What besides the model and the prompt decides a reply (the cache's key holds it).
+    fn reply_settings(&self) -> String {
+        format!(
+            "temperature={:?} max_tokens={:?} context_tokens={:?}",
+            self.temperature, self.max_tokens, self.context_tokens
+        )
     }
 
     /// A field set that belongs to the other backend is a mistake worth naming.

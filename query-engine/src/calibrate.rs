@@ -164,18 +164,26 @@ fn tier_run(a: &crate::engine::Answer, golds: &[HashSet<String>]) -> TierRun {
     }
 }
 
-/// Observes every item that has gold articles.
+/// Observes every item that has gold articles. Calibration measures what the tiers
+/// retrieve: with a chat model the answers stay extractive and the rules decompose (the
+/// routing signals are those of a run without it), so the model only drafts, for the
+/// tiers `[method] draft_from_tier` names.
 pub fn observe(
     engine: &Engine,
     items: &[EvalItem],
     gold: &[Vec<HashSet<String>>],
 ) -> Result<Vec<Observation>, QueryError> {
+    let base = AskOptions {
+        extractive: true,
+        rule_decomposition: true,
+        ..AskOptions::default()
+    };
     let mut out = Vec::new();
     for (item, golds) in items.iter().zip(gold) {
         if golds.is_empty() {
             continue;
         }
-        let (routed_f1, routed) = f1(engine, &item.question, golds, &AskOptions::default())?;
+        let (routed_f1, routed) = f1(engine, &item.question, golds, &base)?;
         let lookup_f1 = matches!(
             routed.kind,
             AnswerKind::ArticleText | AnswerKind::NoSuchArticle | AnswerKind::LawNotInStore
@@ -187,7 +195,7 @@ pub fn observe(
         for t in 1..=4u8 {
             let opts = AskOptions {
                 force_tier: Some(t),
-                ..AskOptions::default()
+                ..base.clone()
             };
             let (f, a) = f1(engine, &item.question, golds, &opts)?;
             f1_by_tier[t as usize - 1] = f;

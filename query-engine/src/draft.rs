@@ -17,10 +17,35 @@ pub const DRAFT_SYSTEM: &str =
 /// until its token limit).
 const DRAFT_CHARS: usize = 300;
 
+/// How drafts are made: the model, the draft's weight in the fused dense list and how
+/// many questions are drafted side by side.
+#[derive(Clone, Copy)]
+pub struct Drafting<'a> {
+    pub chat: &'a dyn ChatModel,
+    /// w in (sim(question) + w·sim(draft)) / (1 + w).
+    pub weight: f32,
+    /// Questions drafted together ([`ChatModel::complete_many`]: a local model decodes
+    /// them as one batch).
+    pub batch: usize,
+}
+
+/// What is embedded of a reply.
+fn cut(reply: &str) -> String {
+    reply.trim().chars().take(DRAFT_CHARS).collect()
+}
+
 /// The model's draft answer to `question`, cut to what is embedded.
 pub fn draft_answer(chat: &dyn ChatModel, question: &str) -> Result<String, QueryError> {
-    let reply = chat.complete(DRAFT_SYSTEM, question)?;
-    Ok(reply.trim().chars().take(DRAFT_CHARS).collect())
+    Ok(cut(&chat.complete(DRAFT_SYSTEM, question)?))
+}
+
+/// Draft answers to `questions`, in order, generated side by side where the model can.
+pub fn draft_answers(chat: &dyn ChatModel, questions: &[&str]) -> Result<Vec<String>, QueryError> {
+    Ok(chat
+        .complete_many(DRAFT_SYSTEM, questions)?
+        .iter()
+        .map(|r| cut(r))
+        .collect())
 }
 
 /// The question's and the draft's dense lists as one: each article scores

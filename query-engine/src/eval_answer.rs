@@ -190,12 +190,13 @@ pub fn by_question_type(items: &[ItemResult]) -> BTreeMap<String, TypeStats> {
 /// How much of each question's ranking `--per-item` keeps.
 pub const PER_ITEM_RANKED: usize = 30;
 
-/// What a configured chat model is used for in an evaluation (by default: both).
+/// What a configured chat model is used for in an evaluation (by default: all it can
+/// do; drafting is `[method] draft_from_tier`'s).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ModelUse {
-    /// It decomposes; the answers stay extractive.
+    /// It does not write the answers: they stay extractive.
     pub extractive: bool,
-    /// It writes the answers; the rules decompose.
+    /// It does not decompose the questions: the rules do.
     pub rule_decomposition: bool,
 }
 

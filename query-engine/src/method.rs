@@ -56,6 +56,14 @@ pub struct MethodConfig {
     /// What a step from an article to the next or previous one of its law costs (a hop
     /// through the chapter costs 2 and more): how near document order keeps neighbours.
     pub graph_adjacent_cost: f64,
+    /// With a chat model, the tiers from this one up first have the model draft a short
+    /// answer and search with it too (`draft.rs`): a layperson's question names the
+    /// situation, the draft the law and the rule. It costs a generation (seconds on a
+    /// CPU), so it is what the harder tiers add. `None` (the default): no tier drafts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub draft_from_tier: Option<u8>,
+    /// The draft's weight w in the dense list, (sim(question) + w·sim(draft)) / (1 + w).
+    pub draft_weight: f64,
     /// Tier 2's re-ranking learned by `coal fit-rerank` (`[method.rerank_learned]`); the
     /// `rerank_*` weights above still make the section evidence it reads. Its scores are
     /// probability ratios (best 1), which fall off more steeply than the hand scores: tier
@@ -135,6 +143,8 @@ impl MethodConfig {
             graph_max_nodes: 5_000,
             graph_fan_out_penalty: 0.25,
             graph_adjacent_cost: 1.0,
+            draft_from_tier: None,
+            draft_weight: 1.0,
             rerank_learned: None,
             graph_learned: None,
         }
@@ -175,6 +185,7 @@ impl MethodConfig {
             ("graph_path", self.graph_path),
             ("graph_heading", self.graph_heading),
             ("graph_fan_out_penalty", self.graph_fan_out_penalty),
+            ("draft_weight", self.draft_weight),
         ];
         for (name, v) in rerank {
             if !(v.is_finite() && v >= 0.0) {
@@ -221,6 +232,14 @@ impl MethodConfig {
                     "method.graph_adjacent_cost = {} must be a positive number",
                     self.graph_adjacent_cost
                 ),
+            ));
+        }
+        if let Some(t) = self.draft_from_tier
+            && !(1..=4).contains(&t)
+        {
+            return Err(MethodError::new(
+                "draft_from_tier",
+                format!("method.draft_from_tier = {t}: give a tier, 1 to 4"),
             ));
         }
         if self.n <= 0.0 || self.consistency_k == 0 {
@@ -286,6 +305,8 @@ mod tests {
         });
         assert!(e.contains("must be positive"), "{e}");
         assert!(bad(|c| c.context_min[2] = 11).contains("tier 3"));
+        assert!(bad(|c| c.draft_from_tier = Some(5)).contains("method.draft_from_tier = 5"));
+        assert!(bad(|c| c.draft_weight = -1.0).contains("method.draft_weight"));
     }
 
     #[test]

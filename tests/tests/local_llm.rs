@@ -155,3 +155,28 @@ fn a_local_verification_reads_yes_and_no_from_the_logits() {
         .unwrap_err();
     assert!(err.to_string().contains("not one token"), "{err}");
 }
+
+/// Replies decoded side by side (`complete_many`: one batch per step) are, in order, the
+/// replies decoded one at a time — greedy both ways, so they can differ only where the
+/// batch's floating-point summation order tips a near tie; their openings are compared.
+#[test]
+fn local_replies_decoded_side_by_side_match_those_decoded_alone() {
+    let Some(chat) = chat() else { return };
+    let system = "用一句话回答。";
+    let users = ["什么是劳动合同？", "什么是正当防卫？", "什么是不动产？"];
+    let before = chat.totals().unwrap();
+    let together = chat.complete_many(system, &users).unwrap();
+    let spent = chat.totals().unwrap().since(&before);
+    assert_eq!(spent.replies, 3, "{spent:?}");
+    assert!(spent.generated_tokens > 3, "{spent:?}");
+    assert_eq!(together.len(), 3);
+    let head = |s: &str| s.trim().chars().take(12).collect::<String>();
+    for (u, t) in users.iter().zip(&together) {
+        let alone = chat.complete(system, u).unwrap();
+        assert_eq!(
+            head(t),
+            head(&alone),
+            "{u}: together {t:?}, alone {alone:?}"
+        );
+    }
+}

@@ -754,6 +754,100 @@ fn protocol_eval_retrieval_with_a_drafted_answer_fuses_the_drafts_dense_list() {
     assert_eq!(r1(&misleading, "dense+draft"), 0.0, "{misleading}");
 }
 
+/// `[method] draft_from_tier = 3` (protocol test): tier 3 has the model draft an answer
+/// before it ranks and searches with it too (the trace shows the draft, the dense list
+/// moves towards it); tier 2 does not draft.
+#[test]
+fn protocol_tier_3_drafts_an_answer_and_searches_with_it_where_tier_2_does_not() {
+    let (_dir, s, c, server, rt) = chat_store(vec![chat_reply("本法自2020年1月1日起施行。")]);
+    let config = std::fs::read_to_string(&c).unwrap();
+    std::fs::write(
+        &c,
+        format!("{config}\n[method]\ndraft_from_tier = 3\ndraft_weight = 10.0\n"),
+    )
+    .unwrap();
+    let q = "男女平等是不是国家的基本国策？";
+    let drafts_asked = || {
+        rt.block_on(server.received_requests())
+            .unwrap()
+            .iter()
+            .filter(|r| String::from_utf8_lossy(&r.body).contains("简要回答"))
+            .count()
+    };
+    let t2 = ask_json(&s, &["--config", &c, "--tier", "2"], q);
+    assert!(t2["trace"]["draft"].is_null(), "{}", t2["trace"]);
+    assert_eq!(drafts_asked(), 0);
+    let t3 = ask_json(&s, &["--config", &c, "--tier", "3"], q);
+    assert_eq!(drafts_asked(), 1);
+    assert_eq!(t3["trace"]["draft"], "本法自2020年1月1日起施行。");
+    let top = |a: &serde_json::Value| a["trace"]["dense"][0]["iri"].as_str().unwrap().to_owned();
+    assert_ne!(top(&t2), top(&t3), "the draft did not move the dense list");
+    assert!(
+        t3["trace"]["timings_ms"]["draft"].as_f64().is_some(),
+        "{}",
+        t3["trace"]
+    );
+}
+
+/// `[llm] reply_cache` (protocol test): a second `eval retrieval --draft` over the same
+/// questions is answered from the cache file without a request, with the same scores;
+/// another temperature is another model as far as the cache is concerned.
+#[test]
+fn protocol_a_reply_cache_answers_a_repeated_draft_without_the_endpoint() {
+    let (dir, s, c, server, rt) = chat_store(vec![chat_reply(
+        "男女平等是国家的基本国策，见《示范保障法》第二条。",
+    )]);
+    let cache = dir.path().join("cache/replies.jsonl");
+    let config = std::fs::read_to_string(&c).unwrap();
+    let with_cache = |more: &str| {
+        std::fs::write(
+            &c,
+            format!("{config}reply_cache = \"{}\"\n{more}", cache.display()),
+        )
+        .unwrap();
+    };
+    let set = dir.path().join("two.jsonl");
+    std::fs::write(
+        &set,
+        "{\"id\": \"a\", \"question\": \"男女平等是不是国家的基本国策？\", \"answer\": \"\", \"gold\": [{\"law\": \"中华人民共和国示范保障法\", \"article\": \"第二条\", \"file\": \"versions/示范保障法(2022-10-30).md\"}]}\n\
+         {\"id\": \"b\", \"question\": \"妇女享有哪些权利？\", \"answer\": \"\", \"gold\": [{\"law\": \"中华人民共和国示范保障法\", \"article\": \"第二条\", \"file\": \"versions/示范保障法(2022-10-30).md\"}]}\n",
+    )
+    .unwrap();
+    let run = || {
+        let out = coal(&[
+            "eval",
+            "retrieval",
+            "--store",
+            &s,
+            "--config",
+            &c,
+            "--set",
+            set.to_str().unwrap(),
+            "--draft",
+            "--json",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["two"]["reranked+draft"]["metrics"].clone()
+    };
+    let requests = || rt.block_on(server.received_requests()).unwrap().len();
+    with_cache("");
+    let first = run();
+    assert_eq!(requests(), 2);
+    let lines = std::fs::read_to_string(&cache).unwrap();
+    assert_eq!(lines.lines().count(), 2, "{lines}");
+    let second = run();
+    assert_eq!(requests(), 2, "the second run asked the endpoint again");
+    assert_eq!(first, second);
+    with_cache("temperature = 0.9\n");
+    run();
+    assert_eq!(
+        requests(),
+        4,
+        "replies at another temperature were served from the cache"
+    );
+}
+
 #[test]
 fn eval_retrieval_draft_without_a_chat_model_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();

@@ -86,6 +86,8 @@ pub struct Trace {
     pub decomposed_by: String,
     /// The graph nodes the question links to, with the evidence.
     pub links: Vec<Link>,
+    /// The chat model's draft answer the tier searched with (`[method] draft_from_tier`).
+    pub draft: Option<String>,
     /// Citations cut from a generated answer, with the reason.
     pub removed_citations: Vec<super::generate::RemovedCitation>,
     pub bm25: Vec<Hit>,

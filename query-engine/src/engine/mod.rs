@@ -4,7 +4,8 @@
 //! analyse ([`analyse`]: clean, date, named laws and articles, decomposition) →
 //! lookup ([`lookup`]: "X法第N条的内容是什么" answered exactly) →
 //! retrieve ([`retrieval`]: BM25, bigram BM25, dense over articles and 款, hybrid,
-//! re-ranking) → route ([`route`]: graph links, Eq. 1–9, the tier) → tier ([`tiers`],
+//! re-ranking) → route ([`route`]: graph links, Eq. 1–9, the tier) → draft
+//! ([`draft_stage`]: the harder tiers' drafted answer, with a chat model) → tier ([`tiers`],
 //! [`graph_tier`], [`verify`]) → context ([`context_stage`]: score cliff, named articles) →
 //! answer ([`answer`]: extractive, or generated with checked citations).
 //!
@@ -13,6 +14,7 @@
 mod analyse;
 mod answer;
 mod context_stage;
+mod draft_stage;
 pub mod generate;
 mod graph_tier;
 mod lookup;
@@ -311,7 +313,7 @@ impl Engine {
                 ));
             }
         }
-        let r = self.retrieve(&a)?;
+        let mut r = self.retrieve(&a)?;
         warnings.extend(self.retriever.bigram_warning());
         for (name, ms) in &r.timings {
             laps.timings.insert((*name).to_owned(), *ms);
@@ -321,6 +323,10 @@ impl Engine {
         warnings.extend(route.warnings.iter().cloned());
         laps.lap("consistency");
         let tier = route.tier;
+        let draft = self.draft_stage(tier, &a, opts, &mut r, &mut warnings);
+        if draft.is_some() {
+            laps.lap("draft");
+        }
         let ranking = self.rank(tier, opts.fixed_top, &r, &route.links, &a.question);
         laps.lap("tier");
         let (context, ranked) = self.context(&a, tier, &ranking.ranked, opts.fixed_top);
@@ -352,6 +358,7 @@ impl Engine {
         let k = self.cfg.consistency_k;
         trace.complexity = Some(route.complexity);
         trace.links = route.links;
+        trace.draft = draft;
         trace.removed_citations = written.removed;
         trace.bm25 = r.bm25.into_iter().take(k).collect();
         trace.bigram = r.bigram.into_iter().take(k).collect();
