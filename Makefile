@@ -10,7 +10,7 @@ COAL    := target/debug/coal
 EVAL_PROFILE = $(SHARED)/corpus/profiles/eval.txt
 BUILD_EVAL_STORE = $(COAL) build --corpus $(CORPUS) --profile $(EVAL_PROFILE) --store $(EVAL_STORE) >/dev/null
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-by-type eval-paper eval-paper-generated eval-paper-generated-1.5b bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth extraction-sample-fifth extraction-sample-sixth extraction-sample-seventh extraction-sample-eighth extraction-sample-ninth extraction-sample-tenth eval-triples eval-grounding eval-decomposition fit-rerank fit-graph calibrate calibrate-folds routing-analysis context-cut-analysis eval-draft eval-answer-draft calibrate-folds-draft replay-rankings graph-weights-grid eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-by-type eval-paper eval-paper-generated eval-paper-generated-1.5b bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth extraction-sample-fifth extraction-sample-sixth extraction-sample-seventh extraction-sample-eighth extraction-sample-ninth extraction-sample-tenth eval-triples eval-grounding eval-decomposition fit-rerank fit-graph calibrate calibrate-folds routing-analysis context-cut-analysis eval-draft eval-answer-draft calibrate-folds-draft replay-rankings graph-weights-grid graph-weights-grid-draft eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -228,7 +228,8 @@ context-cut-analysis: coal model
 
 # Draft-answer retrieval (HyDE) with the local 1.5B model: dense, hybrid and tier 2's
 # re-ranking on the question's dense list fused with that of the model's draft, on the
-# first DRAFT_LIMIT questions of DRAFT_SET (~5 s a question on both cores).
+# first DRAFT_LIMIT questions of DRAFT_SET (~4 s a question on both cores, 8 drafted side
+# by side; a question already in .cache/chat-replies.jsonl costs nothing).
 DRAFT_LIMIT ?= 150
 DRAFT_SET ?= lecoqa.dev
 eval-draft: coal model
@@ -250,20 +251,23 @@ define draft_config
 endef
 
 # Tiers 3 and 4 with drafts ([method] draft_from_tier = 3) against tier 2 without, forced and
-# routed, on both dev sets (answers extractive, rules decompose: the model only drafts).
+# routed, on both dev sets (answers extractive, rules decompose: the model only drafts), or
+# on each set's first DRAFT_EVAL_LIMIT questions.
+DRAFT_EVAL_LIMIT ?=
+DRAFT_EVAL_ARGS = $(if $(DRAFT_EVAL_LIMIT),--limit $(DRAFT_EVAL_LIMIT)) \
+	--set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl
 eval-answer-draft: coal model
 	$(call draft_config,3)
 	$(BUILD_EVAL_STORE)
 	$(COAL) eval answer --store $(EVAL_STORE) --config $(DRAFT_CONFIG) --extractive --rule-decomposition \
-		--variants routed,tier2,tier3,tier4 --set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl
+		--variants routed,tier2,tier3,tier4 $(DRAFT_EVAL_ARGS)
 
 # calibrate-folds with tiers 3 and 4 drafting: routing between the cheap tiers and the
 # drafting ones, fitted on one half of the dev sets and reported on the other.
 calibrate-folds-draft: coal model
 	$(call draft_config,3)
 	$(BUILD_EVAL_STORE)
-	$(COAL) calibrate --two-folds --store $(EVAL_STORE) --config $(DRAFT_CONFIG) \
-		--set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl
+	$(COAL) calibrate --two-folds --store $(EVAL_STORE) --config $(DRAFT_CONFIG) $(DRAFT_EVAL_ARGS)
 
 # Tier 2's and tier 3's rankings replayed offline (scripts/replay_rankings.py): where the
 # missed gold articles of 2+-gold questions rank, a neighbour bonus and citation neighbours.
@@ -280,6 +284,14 @@ replay-rankings: coal model
 graph-weights-grid: coal model
 	$(BUILD_EVAL_STORE)
 	scripts/graph_weights_grid.sh $(COAL) $(EVAL_STORE) $(SHARED)
+
+# The same grid with tier 3 drafting (the drafting config of eval-answer-draft; answers
+# extractive, rules decomposed; each set's first DRAFT_EVAL_LIMIT questions when set).
+graph-weights-grid-draft: coal model
+	$(call draft_config,3)
+	$(BUILD_EVAL_STORE)
+	GRID_CONFIG=$(DRAFT_CONFIG) GRID_ARGS="--extractive --rule-decomposition $(if $(DRAFT_EVAL_LIMIT),--limit $(DRAFT_EVAL_LIMIT))" \
+		scripts/graph_weights_grid.sh $(COAL) $(EVAL_STORE) $(SHARED)
 
 # The paper's own setting: the 16 social-law statutes, and the items of lawbench-3-8.dev and
 # sociallawqa.dev whose gold articles all lie in them (METHOD.md §7's table).

@@ -5,7 +5,8 @@
 # lawbench-3-8.dev, each point a copy of coal.toml with the values replaced.
 # Usage: scripts/graph_weights_grid.sh COAL STORE SHARED
 # The lists come from GRAPH_PATHS, GRAPH_PARAGRAPHS, GRAPH_HEADINGS and ADJACENT_COSTS
-# (space-separated) when set.
+# (space-separated) when set; GRID_CONFIG names another base config (a drafting one:
+# make graph-weights-grid-draft) and GRID_ARGS adds arguments to `coal eval answer`.
 set -euo pipefail
 coal=$1 store=$2 shared=$3
 dir=$(mktemp -d)
@@ -13,12 +14,12 @@ for gp in ${GRAPH_PATHS:-0.0 0.15 0.3}; do for gpar in ${GRAPH_PARAGRAPHS:-0.5 1
 for gh in ${GRAPH_HEADINGS:-0.0 0.25}; do for adj in ${ADJACENT_COSTS:-1.0}; do
   cfg=$dir/c.toml
   declare -A value=([graph_path]=$gp [graph_paragraph]=$gpar [graph_heading]=$gh [graph_adjacent_cost]=$adj)
-  cp coal.toml "$cfg"
+  cp "${GRID_CONFIG:-coal.toml}" "$cfg"
   for k in "${!value[@]}"; do
     if grep -q "^$k = " "$cfg"; then sed -i "s/^$k = .*/$k = ${value[$k]}/" "$cfg"
     else sed -i "/^\[method\]$/a $k = ${value[$k]}" "$cfg"; fi
   done
-  "$coal" eval answer --store "$store" --config "$cfg" --variants tier3 \
+  "$coal" eval answer --store "$store" --config "$cfg" --variants tier3 ${GRID_ARGS:-} \
     --set "$shared/eval/lecoqa.dev.jsonl" --set "$shared/eval/lawbench-3-8.dev.jsonl" --json > "$dir/r.json" 2>/dev/null
   python3 - "$dir/r.json" "$gp $gpar $gh $adj" <<'PY'
 import json, sys

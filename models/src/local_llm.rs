@@ -154,6 +154,22 @@ impl LocalChat {
         })
     }
 
+    /// How a token is picked: greedy at temperature 0, else top-k 40, top-p 0.95 and the
+    /// temperature, seeded.
+    fn sampler(&self) -> LlamaSampler {
+        let cfg = &self.config;
+        if cfg.temperature > 0.0 {
+            LlamaSampler::chain_simple([
+                LlamaSampler::top_k(40),
+                LlamaSampler::top_p(0.95, 1),
+                LlamaSampler::temp(cfg.temperature),
+                LlamaSampler::dist(cfg.seed),
+            ])
+        } else {
+            LlamaSampler::greedy()
+        }
+    }
+
     /// The costs of the last reply.
     pub fn last_stats(&self) -> GenerationStats {
         self.last.lock().map(|s| s.0).unwrap_or_default()
@@ -278,16 +294,7 @@ impl LocalChat {
                     .map_err(|e| ModelError::Local(format!("grammar: {e}")))
             })
             .transpose()?;
-        let mut chain = if cfg.temperature > 0.0 {
-            LlamaSampler::chain_simple([
-                LlamaSampler::top_k(40),
-                LlamaSampler::top_p(0.95, 1),
-                LlamaSampler::temp(cfg.temperature),
-                LlamaSampler::dist(cfg.seed),
-            ])
-        } else {
-            LlamaSampler::greedy()
-        };
+        let mut chain = self.sampler();
         let started = Instant::now();
         let mut bytes = Vec::new();
         let mut pos = prompt_tokens as i32;
@@ -402,20 +409,8 @@ impl LocalChat {
             .map_err(|e| ModelError::Local(format!("prefill: {e}")))?;
         let prefill_secs = started.elapsed().as_secs_f64();
         let started = Instant::now();
-        let mut chains: Vec<LlamaSampler> = (0..n)
-            .map(|_| {
-                if cfg.temperature > 0.0 {
-                    LlamaSampler::chain_simple([
-                        LlamaSampler::top_k(40),
-                        LlamaSampler::top_p(0.95, 1),
-                        LlamaSampler::temp(cfg.temperature),
-                        LlamaSampler::dist(cfg.seed),
-                    ])
-                } else {
-                    LlamaSampler::greedy()
-                }
-            })
-            .collect();
+        // One chain per sequence: a sampling chain carries its random state.
+        let mut chains: Vec<LlamaSampler> = (0..n).map(|_| self.sampler()).collect();
         let mut bytes = vec![Vec::new(); n];
         let mut pos: Vec<i32> = prompts.iter().map(|p| p.len() as i32).collect();
         let mut truncated = vec![true; n];

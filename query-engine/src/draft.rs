@@ -7,7 +7,7 @@ use coal_models::ChatModel;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::QueryError;
-use crate::retrieve::Hit;
+use crate::retrieve::{Hit, ParagraphHit};
 
 /// What the model is asked for: two or three sentences naming the law and the rule.
 pub const DRAFT_SYSTEM: &str =
@@ -48,28 +48,84 @@ pub fn draft_answers(chat: &dyn ChatModel, questions: &[&str]) -> Result<Vec<Str
         .collect())
 }
 
-/// The question's and the draft's dense lists as one: each article scores
-/// (sim(question) + w·sim(draft)) / (1 + w), an article missing from a list taking that
-/// list's lowest similarity, so the scores stay on the similarity scale the re-ranking's
-/// features were fitted on. Best first (ties by IRI), at most `k`.
+/// Each key of either list scored (sim(question) + w·sim(draft)) / (1 + w), a key missing
+/// from a list taking that list's lowest similarity, so the scores stay on the similarity
+/// scale the re-ranking's features were fitted on. Unordered.
+fn blend<'a>(
+    question: &[(&'a str, f32)],
+    draft: &[(&'a str, f32)],
+    weight: f32,
+) -> Vec<(&'a str, f32)> {
+    let floor = |l: &[(&str, f32)]| l.iter().map(|h| h.1).fold(f32::INFINITY, f32::min);
+    let (q_floor, d_floor) = (floor(question), floor(draft));
+    let q: HashMap<&str, f32> = question.iter().copied().collect();
+    let d: HashMap<&str, f32> = draft.iter().copied().collect();
+    let keys: rustc_hash::FxHashSet<&str> = q.keys().chain(d.keys()).copied().collect();
+    keys.into_iter()
+        .map(|k| {
+            let sq = q.get(k).copied().unwrap_or(q_floor);
+            let sd = d.get(k).copied().unwrap_or(d_floor);
+            (k, (sq + weight * sd) / (1.0 + weight))
+        })
+        .collect()
+}
+
+fn hit_pairs(l: &[Hit]) -> Vec<(&str, f32)> {
+    l.iter().map(|h| (h.iri.as_str(), h.score)).collect()
+}
+
+fn paragraph_pairs(l: &[ParagraphHit]) -> Vec<(&str, f32)> {
+    l.iter().map(|p| (p.iri.as_str(), p.score)).collect()
+}
+
+/// The question's and the draft's dense lists as one ([`blend`]). Best first (ties by
+/// IRI), at most `k`.
 pub fn fuse_with_draft(question: &[Hit], draft: &[Hit], weight: f32, k: usize) -> Vec<Hit> {
     if draft.is_empty() || question.is_empty() {
         let mut out = if draft.is_empty() { question } else { draft }.to_vec();
         out.truncate(k);
         return out;
     }
-    let floor = |l: &[Hit]| l.iter().map(|h| h.score).fold(f32::INFINITY, f32::min);
-    let (q_floor, d_floor) = (floor(question), floor(draft));
-    let q: HashMap<&str, f32> = question.iter().map(|h| (h.iri.as_str(), h.score)).collect();
-    let d: HashMap<&str, f32> = draft.iter().map(|h| (h.iri.as_str(), h.score)).collect();
-    let iris: rustc_hash::FxHashSet<&str> = q.keys().chain(d.keys()).copied().collect();
+    let (q, d) = (hit_pairs(question), hit_pairs(draft));
     // ranked_dense_hits orders them (score, then IRI).
-    let scored = iris.into_iter().map(|iri| {
-        let sq = q.get(iri).copied().unwrap_or(q_floor);
-        let sd = d.get(iri).copied().unwrap_or(d_floor);
-        (iri.to_owned(), (sq + weight * sd) / (1.0 + weight))
-    });
+    let scored = blend(&q, &d, weight)
+        .into_iter()
+        .map(|(iri, s)| (iri.to_owned(), s));
     crate::retrieve::ranked_dense_hits(scored, k)
+}
+
+/// The question's and the draft's 款 lists as one, as [`fuse_with_draft`] does articles:
+/// tier 3 blends each article's similarity with its best 款's, and a drafted article list
+/// beside 款 ranked by the question alone would mix two scales. Best first (ties by IRI),
+/// at most `k`.
+pub fn fuse_paragraphs_with_draft(
+    question: &[ParagraphHit],
+    draft: &[ParagraphHit],
+    weight: f32,
+    k: usize,
+) -> Vec<ParagraphHit> {
+    if draft.is_empty() || question.is_empty() {
+        let mut out = if draft.is_empty() { question } else { draft }.to_vec();
+        out.truncate(k);
+        return out;
+    }
+    let article: HashMap<&str, &str> = question
+        .iter()
+        .chain(draft)
+        .map(|p| (p.iri.as_str(), p.article.as_str()))
+        .collect();
+    let (q, d) = (paragraph_pairs(question), paragraph_pairs(draft));
+    let mut out: Vec<ParagraphHit> = blend(&q, &d, weight)
+        .into_iter()
+        .map(|(iri, score)| ParagraphHit {
+            iri: iri.to_owned(),
+            article: article[iri].to_owned(),
+            score,
+        })
+        .collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+    out.truncate(k);
+    out
 }
 
 #[cfg(test)]
@@ -109,5 +165,29 @@ mod tests {
         let order: Vec<&str> = fused.iter().map(|h| h.iri.as_str()).collect();
         assert_eq!(order, ["a", "b"]);
         assert_eq!(fused[0].score, 0.9);
+    }
+
+    #[test]
+    fn paragraphs_fuse_like_articles_and_keep_their_article() {
+        let par = |iri: &str, article: &str, score: f32| ParagraphHit {
+            iri: iri.to_owned(),
+            article: article.to_owned(),
+            score,
+        };
+        let question = [par("a/par_1", "a", 0.90), par("b/par_2", "b", 0.80)];
+        let draft = [par("b/par_2", "b", 0.96), par("c/par_1", "c", 0.94)];
+        let fused = fuse_paragraphs_with_draft(&question, &draft, 1.0, 10);
+        let got: Vec<(&str, &str)> = fused
+            .iter()
+            .map(|p| (p.iri.as_str(), p.article.as_str()))
+            .collect();
+        // b (.80+.96)/2 = .88; c (.80 floor + .94)/2 = .87; a (.90 + .94 floor)/2 = .92.
+        assert_eq!(got, [("a/par_1", "a"), ("b/par_2", "b"), ("c/par_1", "c")]);
+        assert!((fused[1].score - 0.88).abs() < 1e-6);
+        assert_eq!(
+            fuse_paragraphs_with_draft(&question, &draft, 1.0, 1).len(),
+            1
+        );
+        assert_eq!(fuse_paragraphs_with_draft(&question, &[], 1.0, 10).len(), 2);
     }
 }

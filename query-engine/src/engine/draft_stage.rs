@@ -1,13 +1,13 @@
 //! Stage 4a, draft: with a chat model and `[method] draft_from_tier`, the tiers from that
 //! one up have the model draft a short answer before they rank. The draft's nearest
-//! articles join the question's dense list ((sim(question) + w·sim(draft)) / (1 + w),
+//! articles and 款 join the question's dense lists ((sim(question) + w·sim(draft)) / (1 + w),
 //! [`crate::draft`]) and the hybrid and tier 2's re-ranking are made again from it, so
 //! tier 3 walks from, and tier 4 verifies, lists that name the law and the rule a
 //! layperson's question only describes. It costs a generation (seconds on a CPU): what a
 //! harder tier spends that an easier one does not.
 
 use super::analyse::Analysis;
-use super::retrieval::Retrieval;
+use super::retrieval::{PARAGRAPH_CANDIDATES, Retrieval};
 use super::{AskOptions, Engine};
 use crate::retrieve::{Fusion, HYBRID_CANDIDATES, Retriever};
 
@@ -42,9 +42,10 @@ impl Engine {
             let listed = self
                 .retriever
                 .dense_by_vector(&v, HYBRID_CANDIDATES, false)?;
-            Ok((draft, listed))
+            let paragraphs = self.retriever.dense_paragraphs(&v, PARAGRAPH_CANDIDATES)?;
+            Ok((draft, listed, paragraphs))
         });
-        let (draft, listed) = match listed {
+        let (draft, listed, paragraphs) = match listed {
             Ok(d) if !d.0.is_empty() => d,
             Ok(_) => {
                 warnings.push(format!(
@@ -61,6 +62,12 @@ impl Engine {
         };
         let weight = self.cfg.draft_weight as f32;
         r.dense = crate::draft::fuse_with_draft(&r.dense, &listed, weight, HYBRID_CANDIDATES);
+        r.paragraphs = crate::draft::fuse_paragraphs_with_draft(
+            &r.paragraphs,
+            &paragraphs,
+            weight,
+            PARAGRAPH_CANDIDATES,
+        );
         r.hybrid = Retriever::fuse(&r.bm25, &r.dense, Fusion::Weighted, HYBRID_CANDIDATES);
         r.reranked =
             crate::rerank::rerank(&r.dense, &r.bm25, &r.bigram, Some(&self.graph), &self.cfg);
