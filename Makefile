@@ -10,7 +10,7 @@ COAL    := target/debug/coal
 EVAL_PROFILE = $(SHARED)/corpus/profiles/eval.txt
 BUILD_EVAL_STORE = $(COAL) build --corpus $(CORPUS) --profile $(EVAL_PROFILE) --store $(EVAL_STORE) >/dev/null
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-by-type eval-paper eval-paper-generated eval-paper-generated-1.5b bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth extraction-sample-fifth extraction-sample-sixth extraction-sample-seventh extraction-sample-eighth extraction-sample-ninth extraction-sample-tenth eval-triples eval-grounding eval-decomposition fit-rerank fit-graph calibrate calibrate-folds routing-analysis context-cut-analysis eval-draft eval-answer-draft calibrate-folds-draft replay-rankings graph-weights-grid graph-weights-grid-draft eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-by-type eval-paper eval-paper-generated eval-paper-generated-1.5b bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth extraction-sample-fifth extraction-sample-sixth extraction-sample-seventh extraction-sample-eighth extraction-sample-ninth extraction-sample-tenth eval-triples eval-grounding eval-decomposition fit-rerank fit-graph calibrate calibrate-folds routing-analysis context-cut-analysis topic-link-analysis eval-draft eval-answer-draft calibrate-folds-draft replay-rankings graph-weights-grid graph-weights-grid-draft eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -225,6 +225,16 @@ context-cut-analysis: coal model
 	$(COAL) fit-rerank --store $(EVAL_STORE) --set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl \
 		--candidates /tmp/coal-candidates.jsonl >/dev/null
 	python3 scripts/context_cut_analysis.py --candidates /tmp/coal-candidates.jsonl --config coal.toml
+
+# How often the question's topic links (the two topics nearest its embedding, centred)
+# hold a gold article, against a pick at random (scripts/topic_link_analysis.py).
+topic-link-analysis: coal model
+	$(BUILD_EVAL_STORE)
+	$(COAL) sparql --store $(EVAL_STORE) --format csv \
+		'PREFIX coal: <https://w3id.org/coal/ontology#> SELECT ?article ?topic WHERE { ?article coal:inDomain ?topic FILTER(CONTAINS(STR(?topic), "/topic_")) }' > /tmp/coal-topics.csv
+	$(COAL) eval answer --store $(EVAL_STORE) --variants tier3 --per-item /tmp/coal-per-item-links.jsonl \
+		--set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl >/dev/null
+	python3 scripts/topic_link_analysis.py --per-item /tmp/coal-per-item-links.jsonl --topics /tmp/coal-topics.csv
 
 # Draft-answer retrieval (HyDE) with the local 1.5B model: dense, hybrid and tier 2's
 # re-ranking on the question's dense list fused with that of the model's draft, on the

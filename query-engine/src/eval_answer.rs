@@ -135,8 +135,10 @@ pub struct ItemResult {
     pub c_consistency: Option<f64>,
     pub c_final: Option<f64>,
     pub question_type: Option<crate::complexity::QuestionType>,
-    /// Links to the graph by kind.
+    /// Links to the graph by kind, and each link as `kind IRI` (what a linking analysis
+    /// checks against the gold articles: scripts/topic_link_analysis.py).
     pub links: std::collections::BTreeMap<String, usize>,
+    pub linked: Vec<String>,
     /// Articles in the context, and the question's wall time.
     pub context: usize,
     pub ms: f64,
@@ -252,10 +254,11 @@ pub fn evaluate_reporting(
         let prf = article_prf(&cited, golds);
         let cx = a.trace.complexity.as_ref();
         let mut links = std::collections::BTreeMap::new();
+        let mut linked = Vec::new();
         for l in &a.trace.links {
-            *links
-                .entry(format!("{:?}", l.kind).to_lowercase())
-                .or_default() += 1;
+            let kind = format!("{:?}", l.kind).to_lowercase();
+            linked.push(format!("{kind} {}", l.iri));
+            *links.entry(kind).or_default() += 1;
         }
         r.per_item.push(ItemResult {
             id: item.id.clone(),
@@ -287,6 +290,7 @@ pub fn evaluate_reporting(
             c_final: cx.map(|c| c.c_final),
             question_type: cx.map(|c| c.intrinsic.question_type),
             links,
+            linked,
             context: a.context.len(),
             ms,
         });
