@@ -10,7 +10,7 @@ COAL    := target/debug/coal
 EVAL_PROFILE = $(SHARED)/corpus/profiles/eval.txt
 BUILD_EVAL_STORE = $(COAL) build --corpus $(CORPUS) --profile $(EVAL_PROFILE) --store $(EVAL_STORE) >/dev/null
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-by-type eval-paper eval-paper-generated eval-paper-generated-1.5b bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth extraction-sample-fifth extraction-sample-sixth extraction-sample-seventh extraction-sample-eighth extraction-sample-ninth extraction-sample-tenth eval-triples eval-grounding eval-decomposition fit-rerank fit-graph calibrate calibrate-folds routing-analysis context-cut-analysis topic-link-analysis eval-draft eval-answer-draft calibrate-folds-draft replay-rankings graph-weights-grid graph-weights-grid-draft eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-by-type eval-paper eval-paper-generated eval-paper-generated-1.5b bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth extraction-sample-fifth extraction-sample-sixth extraction-sample-seventh extraction-sample-eighth extraction-sample-ninth extraction-sample-tenth eval-triples eval-grounding eval-decomposition fit-rerank fit-graph calibrate calibrate-folds routing-analysis context-cut-analysis topic-link-analysis eval-draft eval-answer-draft eval-paper-draft calibrate-folds-draft replay-rankings graph-weights-grid graph-weights-grid-draft eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -271,6 +271,16 @@ eval-answer-draft: coal model
 	$(BUILD_EVAL_STORE)
 	$(COAL) eval answer --store $(EVAL_STORE) --config $(DRAFT_CONFIG) --extractive --rule-decomposition \
 		--variants routed,tier2,tier3,tier4 $(DRAFT_EVAL_ARGS)
+
+# The paper's setting (eval-paper's social16 store) on lawbench-3-8.dev's 55 in-store items
+# with tiers 3 and 4 drafting, next to the same variants without.
+eval-paper-draft: coal model
+	$(call draft_config,3)
+	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(SOCIAL16_STORE) >/dev/null
+	$(COAL) eval answer --store $(SOCIAL16_STORE) --within-store --variants routed,tier2,tier3,tier4 \
+		--set $(SHARED)/eval/lawbench-3-8.dev.jsonl
+	$(COAL) eval answer --store $(SOCIAL16_STORE) --within-store --config $(DRAFT_CONFIG) --extractive --rule-decomposition \
+		--variants routed,tier2,tier3,tier4 --set $(SHARED)/eval/lawbench-3-8.dev.jsonl
 
 # calibrate-folds with tiers 3 and 4 drafting: routing between the cheap tiers and the
 # drafting ones, fitted on one half of the dev sets and reported on the other.
