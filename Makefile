@@ -9,6 +9,7 @@ COAL    := target/debug/coal
 # The eval profile (214 laws) and the store most evaluation targets build it into.
 EVAL_PROFILE = $(SHARED)/corpus/profiles/eval.txt
 BUILD_EVAL_STORE = $(COAL) build --corpus $(CORPUS) --profile $(EVAL_PROFILE) --store $(EVAL_STORE) >/dev/null
+BUILD_SOCIAL16_STORE = $(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(SOCIAL16_STORE) >/dev/null
 
 .PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-by-type eval-paper eval-paper-generated eval-paper-generated-1.5b bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth extraction-sample-fifth extraction-sample-sixth extraction-sample-seventh extraction-sample-eighth extraction-sample-ninth extraction-sample-tenth eval-triples eval-grounding eval-decomposition fit-rerank fit-graph calibrate calibrate-folds routing-analysis context-cut-analysis topic-link-analysis eval-draft eval-answer-draft eval-paper-draft calibrate-folds-draft replay-rankings graph-weights-grid graph-weights-grid-draft eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
 
@@ -262,12 +263,13 @@ endef
 
 # Tiers 3 and 4 with drafts ([method] draft_from_tier = 3) against tier 2 without, forced and
 # routed, on both dev sets (answers extractive, rules decompose: the model only drafts), or
-# on each set's first DRAFT_EVAL_LIMIT questions.
+# on each set's first DRAFT_EVAL_LIMIT questions; DRAFT_FROM_TIER=2 drafts for tier 2 too.
+DRAFT_FROM_TIER ?= 3
 DRAFT_EVAL_LIMIT ?=
 DRAFT_EVAL_ARGS = $(if $(DRAFT_EVAL_LIMIT),--limit $(DRAFT_EVAL_LIMIT)) \
 	--set $(SHARED)/eval/lecoqa.dev.jsonl --set $(SHARED)/eval/lawbench-3-8.dev.jsonl
 eval-answer-draft: coal model
-	$(call draft_config,3)
+	$(call draft_config,$(DRAFT_FROM_TIER))
 	$(BUILD_EVAL_STORE)
 	$(COAL) eval answer --store $(EVAL_STORE) --config $(DRAFT_CONFIG) --extractive --rule-decomposition \
 		--variants routed,tier2,tier3,tier4 $(DRAFT_EVAL_ARGS)
@@ -276,7 +278,7 @@ eval-answer-draft: coal model
 # with tiers 3 and 4 drafting, next to the same variants without.
 eval-paper-draft: coal model
 	$(call draft_config,3)
-	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(SOCIAL16_STORE) >/dev/null
+	$(BUILD_SOCIAL16_STORE)
 	$(COAL) eval answer --store $(SOCIAL16_STORE) --within-store --variants routed,tier2,tier3,tier4 \
 		--set $(SHARED)/eval/lawbench-3-8.dev.jsonl
 	$(COAL) eval answer --store $(SOCIAL16_STORE) --within-store --config $(DRAFT_CONFIG) --extractive --rule-decomposition \
@@ -317,7 +319,7 @@ graph-weights-grid-draft: coal model
 # sociallawqa.dev whose gold articles all lie in them (METHOD.md §7's table).
 SOCIAL16_STORE ?= /tmp/coal-social16-store
 eval-paper: coal model
-	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(SOCIAL16_STORE) >/dev/null
+	$(BUILD_SOCIAL16_STORE)
 	$(COAL) eval answer --store $(SOCIAL16_STORE) --within-store \
 		--set $(SHARED)/eval/lawbench-3-8.dev.jsonl --set $(SHARED)/eval/sociallawqa.dev.jsonl
 
@@ -326,7 +328,7 @@ eval-paper: coal model
 # lawbench-3-8.dev's 55 in-store items and the first 100 of sociallawqa.dev's.
 GENERATED_CONFIG ?= /tmp/coal-generated.toml
 eval-paper-generated: coal model llm-model
-	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(SOCIAL16_STORE) >/dev/null
+	$(BUILD_SOCIAL16_STORE)
 	cat coal.toml examples/coal.local-llm.toml > $(GENERATED_CONFIG)
 	$(COAL) eval answer --store $(SOCIAL16_STORE) --within-store --limit 100 --variants routed \
 		--set $(SHARED)/eval/lawbench-3-8.dev.jsonl --set $(SHARED)/eval/sociallawqa.dev.jsonl
@@ -339,7 +341,7 @@ eval-paper-generated: coal model llm-model
 # the paper's.
 eval-paper-generated-1.5b: coal model
 	$(MAKE) llm-model LLM_SIZE=1.5b
-	$(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(SOCIAL16_STORE) >/dev/null
+	$(BUILD_SOCIAL16_STORE)
 	(cat coal.toml; $(SED_1_5B_TWO_THREADS) \
 		examples/coal.local-llm.toml) > /tmp/coal-generated15.toml
 	$(COAL) eval answer --store $(SOCIAL16_STORE) --within-store --variants routed \

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """How often the question's topic links hold a gold article.
 
-Reads `coal eval answer --per-item` lines (their `linked` field: `kind IRI` per link) and
+Reads `coal eval answer --per-item` lines (their `links` field: `kind IRI` per link) and
 the store's article → topic membership (a SPARQL CSV of ?article ?topic), and prints per
 set: questions with a topic link, topics linked a question, the share whose first linked
-topic and whose linked topics hold at least one gold article, and the latter share a topic picked at random would reach (the topics' sizes
-weighed), so a linking change can be judged against chance.
+topic and whose linked topics hold at least one gold article, and the latter share for
+as many topics drawn at random by size, so a linking change can be judged against chance.
 
 Usage: topic_link_analysis.py --per-item FILE --topics CSV
 """
@@ -36,7 +36,7 @@ def main():
     )
     seen = set()
     with open(args.per_item) as f:
-        for n, line in enumerate(f, 1):
+        for line in f:
             item = json.loads(line)
             key = (item["set"], item["id"])
             if key in seen:  # one line per variant; links do not depend on the tier
@@ -44,7 +44,7 @@ def main():
             seen.add(key)
             s = stats[item["set"]]
             s["questions"] += 1
-            topics = [l.split(" ", 1)[1] for l in item.get("linked", []) if l.startswith("topic ")]
+            topics = [x.split(" ", 1)[1] for x in item["links"] if x.startswith("topic ")]
             if not topics:
                 continue
             s["linked"] += 1

@@ -50,12 +50,16 @@ pub fn draft_answers(chat: &dyn ChatModel, questions: &[&str]) -> Result<Vec<Str
 
 /// Each key of either list scored (sim(question) + w·sim(draft)) / (1 + w), a key missing
 /// from a list taking that list's lowest similarity, so the scores stay on the similarity
-/// scale the re-ranking's features were fitted on. Unordered.
+/// scale the re-ranking's features were fitted on; an empty list leaves the other as it
+/// is. Unordered.
 fn blend<'a>(
     question: &[(&'a str, f32)],
     draft: &[(&'a str, f32)],
     weight: f32,
 ) -> Vec<(&'a str, f32)> {
+    if question.is_empty() || draft.is_empty() {
+        return [question, draft].concat();
+    }
     let floor = |l: &[(&str, f32)]| l.iter().map(|h| h.1).fold(f32::INFINITY, f32::min);
     let (q_floor, d_floor) = (floor(question), floor(draft));
     let q: HashMap<&str, f32> = question.iter().copied().collect();
@@ -81,11 +85,6 @@ fn paragraph_pairs(l: &[ParagraphHit]) -> Vec<(&str, f32)> {
 /// The question's and the draft's dense lists as one ([`blend`]). Best first (ties by
 /// IRI), at most `k`.
 pub fn fuse_with_draft(question: &[Hit], draft: &[Hit], weight: f32, k: usize) -> Vec<Hit> {
-    if draft.is_empty() || question.is_empty() {
-        let mut out = if draft.is_empty() { question } else { draft }.to_vec();
-        out.truncate(k);
-        return out;
-    }
     let (q, d) = (hit_pairs(question), hit_pairs(draft));
     // ranked_dense_hits orders them (score, then IRI).
     let scored = blend(&q, &d, weight)
@@ -96,7 +95,9 @@ pub fn fuse_with_draft(question: &[Hit], draft: &[Hit], weight: f32, k: usize) -
 
 /// The question's and the draft's 款 lists as one, as [`fuse_with_draft`] does articles:
 /// tier 3 blends each article's similarity with its best 款's, and a drafted article list
-/// beside 款 ranked by the question alone would mix two scales. Best first (ties by IRI),
+/// beside 款 ranked by the question alone would mix two scales. (Where the article vectors
+/// already score an article by its best 款, the default build, the blend changes no
+/// ranking; it matters for builds with whole-article vectors.) Best first (ties by IRI),
 /// at most `k`.
 pub fn fuse_paragraphs_with_draft(
     question: &[ParagraphHit],
@@ -104,11 +105,6 @@ pub fn fuse_paragraphs_with_draft(
     weight: f32,
     k: usize,
 ) -> Vec<ParagraphHit> {
-    if draft.is_empty() || question.is_empty() {
-        let mut out = if draft.is_empty() { question } else { draft }.to_vec();
-        out.truncate(k);
-        return out;
-    }
     let article: HashMap<&str, &str> = question
         .iter()
         .chain(draft)

@@ -135,10 +135,9 @@ pub struct ItemResult {
     pub c_consistency: Option<f64>,
     pub c_final: Option<f64>,
     pub question_type: Option<crate::complexity::QuestionType>,
-    /// Links to the graph by kind, and each link as `kind IRI` (what a linking analysis
-    /// checks against the gold articles: scripts/topic_link_analysis.py).
-    pub links: std::collections::BTreeMap<String, usize>,
-    pub linked: Vec<String>,
+    /// Links to the graph, each as `kind IRI`, best first within a kind (what
+    /// scripts/topic_link_analysis.py checks against the gold articles).
+    pub links: Vec<String>,
     /// Articles in the context, and the question's wall time.
     pub context: usize,
     pub ms: f64,
@@ -253,13 +252,12 @@ pub fn evaluate_reporting(
         r.removed_citations += a.trace.removed_citations.len();
         let prf = article_prf(&cited, golds);
         let cx = a.trace.complexity.as_ref();
-        let mut links = std::collections::BTreeMap::new();
-        let mut linked = Vec::new();
-        for l in &a.trace.links {
-            let kind = format!("{:?}", l.kind).to_lowercase();
-            linked.push(format!("{kind} {}", l.iri));
-            *links.entry(kind).or_default() += 1;
-        }
+        let links = a
+            .trace
+            .links
+            .iter()
+            .map(|l| format!("{} {}", format!("{:?}", l.kind).to_lowercase(), l.iri))
+            .collect();
         r.per_item.push(ItemResult {
             id: item.id.clone(),
             tier: a.tier,
@@ -290,7 +288,6 @@ pub fn evaluate_reporting(
             c_final: cx.map(|c| c.c_final),
             question_type: cx.map(|c| c.intrinsic.question_type),
             links,
-            linked,
             context: a.context.len(),
             ms,
         });
