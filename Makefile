@@ -11,7 +11,7 @@ EVAL_PROFILE = $(SHARED)/corpus/profiles/eval.txt
 BUILD_EVAL_STORE = $(COAL) build --corpus $(CORPUS) --profile $(EVAL_PROFILE) --store $(EVAL_STORE) >/dev/null
 BUILD_SOCIAL16_STORE = $(COAL) build --corpus $(CORPUS) --profile $(SHARED)/corpus/profiles/social16.txt --store $(SOCIAL16_STORE) >/dev/null
 
-.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-by-type eval-paper eval-paper-generated eval-paper-generated-1.5b bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth extraction-sample-fifth extraction-sample-sixth extraction-sample-seventh extraction-sample-eighth extraction-sample-ninth extraction-sample-tenth eval-triples eval-grounding eval-decomposition fit-rerank fit-graph calibrate calibrate-folds routing-analysis context-cut-analysis topic-link-analysis eval-draft eval-answer-draft eval-paper-draft calibrate-folds-draft replay-rankings graph-weights-grid graph-weights-grid-draft eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
+.PHONY: coal demo test model llm-model e5-reference bench-e5-reference bench-build bench-build-all bench-incremental-all bench-statute-graph-queries bench-publish bench-build-eval bench-incremental bench-encoder bench-ask bench-graph eval-answer eval-by-type eval-paper eval-paper-generated eval-paper-generated-1.5b bench-serve eval-extraction extraction-sample-unseen extraction-sample-fourth extraction-sample-fifth extraction-sample-sixth extraction-sample-seventh extraction-sample-eighth extraction-sample-ninth extraction-sample-tenth eval-triples eval-grounding eval-decomposition fit-rerank fit-graph calibrate calibrate-folds routing-analysis context-cut-analysis topic-link-analysis eval-draft eval-answer-draft eval-paper-draft calibrate-folds-draft eval-paper-judge eval-answer-judge replay-rankings graph-weights-grid graph-weights-grid-draft eval-retrieval eval-retrieval-all eval-all eval-article-vectors fusion-experiments fusion-sample fuzz fmt clippy
 
 coal:
 	cargo build -p coal
@@ -290,6 +290,37 @@ calibrate-folds-draft: coal model
 	$(call draft_config,3)
 	$(BUILD_EVAL_STORE)
 	$(COAL) calibrate --two-folds --store $(EVAL_STORE) --config $(DRAFT_CONFIG) $(DRAFT_EVAL_ARGS)
+
+# Tiers 3 and 4 drafting and judging: the 1.5B model reads each of the first JUDGE_TOP
+# candidates against the question ([method] judge_from_tier = 3) and the context keeps
+# those it gives JUDGE_KEEP or more; on the paper's setting (all variants) and on
+# JUDGE_SET (tier 3; its first JUDGE_LIMIT questions when set), then
+# scripts/judge_analysis.py: the judge's AUC and the F1 of other thresholds. ~9 s a
+# question for five judgements (the question's tokens read once); judgements are cached.
+JUDGE_TOP ?= 5
+JUDGE_KEEP ?= 0.8
+JUDGE_SET ?= lawbench-3-8.dev
+JUDGE_LIMIT ?=
+JUDGE_CONFIG = /tmp/coal-judge.toml
+define judge_config
+	$(call draft_config,3)
+	sed -e 's/^\[method\]$$/[method]\njudge_from_tier = 3\njudge_top = $(JUDGE_TOP)\njudge_keep = $(JUDGE_KEEP)/' \
+		$(DRAFT_CONFIG) > $(JUDGE_CONFIG)
+endef
+eval-paper-judge: coal model
+	$(call judge_config)
+	$(BUILD_SOCIAL16_STORE)
+	$(COAL) eval answer --store $(SOCIAL16_STORE) --within-store --config $(JUDGE_CONFIG) --extractive --rule-decomposition \
+		--variants routed,tier2,tier3,tier4 --set $(SHARED)/eval/lawbench-3-8.dev.jsonl --per-item /tmp/coal-judged-paper.jsonl
+	python3 scripts/judge_analysis.py --per-item /tmp/coal-judged-paper.jsonl
+
+eval-answer-judge: coal model
+	$(call judge_config)
+	$(BUILD_EVAL_STORE)
+	$(COAL) eval answer --store $(EVAL_STORE) --config $(JUDGE_CONFIG) --extractive --rule-decomposition \
+		--variants tier3 $(if $(JUDGE_LIMIT),--limit $(JUDGE_LIMIT)) --set $(SHARED)/eval/$(JUDGE_SET).jsonl \
+		--per-item /tmp/coal-judged.jsonl
+	python3 scripts/judge_analysis.py --per-item /tmp/coal-judged.jsonl
 
 # Tier 2's and tier 3's rankings replayed offline (scripts/replay_rankings.py): where the
 # missed gold articles of 2+-gold questions rank, a neighbour bonus and citation neighbours.

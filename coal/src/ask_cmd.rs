@@ -218,6 +218,23 @@ fn explain(out: &mut impl Write, a: &Answer, startup_ms: f64) -> anyhow::Result<
     for k in &t.kept {
         writeln!(out, "kept {}: {}", k.iri, k.reason)?;
     }
+    if !t.judged.is_empty() {
+        writeln!(
+            out,
+            "judged by the chat model (probability the answer needs it; place in the ranking before):"
+        )?;
+        for j in &t.judged {
+            let kept = a.context.iter().any(|c| c.iri == j.iri);
+            writeln!(
+                out,
+                "  {:>6.3}  {}  (was {}){}",
+                j.p,
+                j.iri,
+                j.rank + 1,
+                if kept { ", in the context" } else { "" }
+            )?;
+        }
+    }
     if let Some(m) = &a.generated_by {
         writeln!(out, "answer written by {m}")?;
     }

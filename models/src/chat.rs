@@ -55,6 +55,22 @@ pub trait ChatModel: Send + Sync {
         }
     }
 
+    /// [`ChatModel::option_probabilities`] for several user messages under one system
+    /// prompt, in their order. Backends with a KV cache (the local one) read the opening
+    /// the messages share once: judging several candidates for one question costs the
+    /// question's tokens once.
+    fn option_probabilities_many(
+        &self,
+        system: &str,
+        users: &[&str],
+        options: &[&str],
+    ) -> Result<Vec<Vec<f64>>, ModelError> {
+        users
+            .iter()
+            .map(|u| self.option_probabilities(system, u, options))
+            .collect()
+    }
+
     /// Replies to several user messages under one system prompt, in their order.
     /// Backends that can decode several sequences at once (the local one: on a CPU one
     /// token of several sequences costs little more than one token of one, since

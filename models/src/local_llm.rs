@@ -18,6 +18,7 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 
@@ -233,6 +234,21 @@ impl LocalChat {
         Ok((ctx, batch, tokens.len(), started.elapsed().as_secs_f64()))
     }
 
+    /// The token of each option; an option that is not one token is refused.
+    fn option_tokens(&self, options: &[&str]) -> Result<Vec<LlamaToken>, ModelError> {
+        options
+            .iter()
+            .map(
+                |o| match self.model.vocab().tokenize(o.as_bytes(), false, false)[..] {
+                    [one] => Ok(one),
+                    _ => Err(ModelError::Local(format!(
+                        "option `{o}` is not one token of this model"
+                    ))),
+                },
+            )
+            .collect()
+    }
+
     /// The options' probabilities as the reply's first token, from the prompt's last
     /// logits (a softmax over the options' logits). Each option must be one token.
     fn first_token_probabilities(
@@ -245,23 +261,9 @@ impl LocalChat {
             .last
             .lock()
             .map_err(|_| ModelError::Local("an earlier generation panicked".into()))?;
-        let ids = options
-            .iter()
-            .map(
-                |o| match self.model.vocab().tokenize(o.as_bytes(), false, false)[..] {
-                    [one] => Ok(one),
-                    _ => Err(ModelError::Local(format!(
-                        "option `{o}` is not one token of this model"
-                    ))),
-                },
-            )
-            .collect::<Result<Vec<_>, _>>()?;
+        let ids = self.option_tokens(options)?;
         let (ctx, batch, prompt_tokens, prefill_secs) = self.prefill(system, user, 1)?;
-        let logits = ctx.get_logits_ith(batch.n_tokens() - 1);
-        let chosen: Vec<f64> = ids.iter().map(|t| logits[t.0 as usize] as f64).collect();
-        let top = chosen.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        let exp: Vec<f64> = chosen.iter().map(|l| (l - top).exp()).collect();
-        let sum: f64 = exp.iter().sum();
+        let p = softmax_over(ctx.get_logits_ith(batch.n_tokens() - 1), &ids);
         let stats = GenerationStats {
             prompt_tokens,
             prefill_secs,
@@ -269,7 +271,88 @@ impl LocalChat {
         };
         last.1.add(&stats);
         last.0 = stats;
-        Ok(exp.into_iter().map(|e| e / sum).collect())
+        Ok(p)
+    }
+
+    /// [`Self::first_token_probabilities`] for several prompts in one context: the tokens
+    /// they all open with are decoded once, then each prompt's rest in turn, its KV cache
+    /// entries removed before the next.
+    fn first_token_probabilities_many(
+        &self,
+        system: &str,
+        users: &[&str],
+        options: &[&str],
+    ) -> Result<Vec<Vec<f64>>, ModelError> {
+        if users.len() <= 1 {
+            return users
+                .iter()
+                .map(|u| self.first_token_probabilities(system, u, options))
+                .collect();
+        }
+        let mut last = self
+            .last
+            .lock()
+            .map_err(|_| ModelError::Local("an earlier generation panicked".into()))?;
+        let ids = self.option_tokens(options)?;
+        let prompts = users
+            .iter()
+            .map(|u| {
+                let prompt = self.prompt(system, u)?;
+                Ok(self.model.vocab().tokenize(prompt.as_bytes(), false, true))
+            })
+            .collect::<Result<Vec<_>, ModelError>>()?;
+        let shared = shared_opening(&prompts);
+        let longest = prompts.iter().map(Vec::len).max().unwrap_or(0);
+        let budget = self.config.context_tokens as usize;
+        if longest + 1 > budget {
+            return Err(ModelError::Local(format!(
+                "a prompt has {longest} tokens; it does not fit context_tokens {budget}"
+            )));
+        }
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(self.config.context_tokens))
+            .with_n_batch(self.config.context_tokens)
+            .with_n_threads(self.config.threads)
+            .with_n_threads_batch(self.config.batch_threads);
+        let mut ctx = self
+            .model
+            .new_context(backend()?, params)
+            .map_err(|e| ModelError::Local(format!("context: {e}")))?;
+        let started = Instant::now();
+        let mut batch = LlamaBatch::new(longest.max(1), 1);
+        let decode = |ctx: &mut LlamaContext<'_>,
+                      batch: &mut LlamaBatch<'_>,
+                      tokens: &[LlamaToken],
+                      from: usize|
+         -> Result<(), ModelError> {
+            batch.clear();
+            for (i, t) in tokens.iter().enumerate() {
+                batch
+                    .add(*t, (from + i) as i32, &[0], i + 1 == tokens.len())
+                    .map_err(|e| ModelError::Local(format!("batch: {e}")))?;
+            }
+            ctx.decode(batch)
+                .map_err(|e| ModelError::Local(format!("prefill: {e}")))
+        };
+        if shared > 0 {
+            decode(&mut ctx, &mut batch, &prompts[0][..shared], 0)?;
+        }
+        let mut out = Vec::with_capacity(prompts.len());
+        for tokens in &prompts {
+            decode(&mut ctx, &mut batch, &tokens[shared..], shared)?;
+            out.push(softmax_over(ctx.get_logits_ith(batch.n_tokens() - 1), &ids));
+            ctx.clear_kv_cache_seq(Some(0), Some(shared as u32), None)
+                .map_err(|e| ModelError::Local(format!("KV cache: {e}")))?;
+        }
+        let stats = GenerationStats {
+            prompt_tokens: shared + prompts.iter().map(|p| p.len() - shared).sum::<usize>(),
+            prefill_secs: started.elapsed().as_secs_f64(),
+            ..Default::default()
+        };
+        last.1.add(&stats);
+        last.1.replies += prompts.len() - 1;
+        last.0 = stats;
+        Ok(out)
     }
 
     fn generate(
@@ -461,6 +544,33 @@ impl LocalChat {
     }
 }
 
+/// A softmax over the options' logits.
+fn softmax_over(logits: &[f32], ids: &[LlamaToken]) -> Vec<f64> {
+    let chosen: Vec<f64> = ids.iter().map(|t| logits[t.0 as usize] as f64).collect();
+    let top = chosen.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let exp: Vec<f64> = chosen.iter().map(|l| (l - top).exp()).collect();
+    let sum: f64 = exp.iter().sum();
+    exp.into_iter().map(|e| e / sum).collect()
+}
+
+/// How many tokens every prompt opens with, less one: each prompt keeps at least its last
+/// token to decode, whose logits are the judgement.
+fn shared_opening(prompts: &[Vec<LlamaToken>]) -> usize {
+    let Some(first) = prompts.first() else {
+        return 0;
+    };
+    let mut n = prompts
+        .iter()
+        .map(Vec::len)
+        .min()
+        .unwrap_or(0)
+        .saturating_sub(1);
+    for p in &prompts[1..] {
+        n = n.min(first.iter().zip(p).take_while(|(a, b)| a == b).count());
+    }
+    n
+}
+
 /// A GGUF file starts with `GGUF`; anything else (a truncated download, an HTML error
 /// page) is refused before llama.cpp reads it.
 fn check_gguf(path: &Path) -> Result<(), ModelError> {
@@ -513,6 +623,15 @@ impl ChatModel for LocalChat {
         self.first_token_probabilities(system, user, options)
     }
 
+    fn option_probabilities_many(
+        &self,
+        system: &str,
+        users: &[&str],
+        options: &[&str],
+    ) -> Result<Vec<Vec<f64>>, ModelError> {
+        self.first_token_probabilities_many(system, users, options)
+    }
+
     fn complete_many(&self, system: &str, users: &[&str]) -> Result<Vec<String>, ModelError> {
         self.generate_many(system, users)
     }
@@ -523,5 +642,27 @@ impl ChatModel for LocalChat {
 
     fn totals(&self) -> Option<ChatTotals> {
         self.last.lock().ok().map(|s| s.1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prompts(lists: &[&[i32]]) -> Vec<Vec<LlamaToken>> {
+        lists
+            .iter()
+            .map(|l| l.iter().map(|&t| LlamaToken(t)).collect())
+            .collect()
+    }
+
+    #[test]
+    fn the_shared_opening_leaves_each_prompt_its_last_token() {
+        assert_eq!(shared_opening(&prompts(&[&[1, 2, 3, 4], &[1, 2, 5]])), 2);
+        // Identical prompts: every token but the last is shared.
+        assert_eq!(shared_opening(&prompts(&[&[1, 2], &[1, 2]])), 1);
+        assert_eq!(shared_opening(&prompts(&[&[7, 2], &[1, 2]])), 0);
+        assert_eq!(shared_opening(&prompts(&[&[1, 2, 3]])), 2);
+        assert_eq!(shared_opening(&[]), 0);
     }
 }

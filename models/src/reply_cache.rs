@@ -146,6 +146,18 @@ impl CachedChat {
     }
 }
 
+impl CachedChat {
+    /// Probabilities as the cache keeps them (a JSON list).
+    fn probabilities(&self, reply: &str) -> Result<Vec<f64>, ModelError> {
+        serde_json::from_str(reply).map_err(|e| {
+            ModelError::Chat(format!(
+                "reply cache {}: probabilities `{reply}`: {e}",
+                self.path.display()
+            ))
+        })
+    }
+}
+
 /// The entries of an open cache file; a torn last line is cut off.
 fn read_entries(file: &mut File, path: &Path) -> Result<HashMap<String, String>, ModelError> {
     let mut replies = HashMap::new();
@@ -219,12 +231,46 @@ impl ChatModel for CachedChat {
             let p = self.inner.option_probabilities(system, user, options)?;
             serde_json::to_string(&p).map_err(|e| ModelError::Chat(e.to_string()))
         })?;
-        serde_json::from_str(&reply).map_err(|e| {
-            ModelError::Chat(format!(
-                "reply cache {}: probabilities `{reply}`: {e}",
-                self.path.display()
-            ))
-        })
+        self.probabilities(&reply)
+    }
+
+    fn option_probabilities_many(
+        &self,
+        system: &str,
+        users: &[&str],
+        options: &[&str],
+    ) -> Result<Vec<Vec<f64>>, ModelError> {
+        let call = format!("options\u{1f}{}", options.join("\u{1f}"));
+        let keys: Vec<String> = users.iter().map(|u| self.key(&call, system, u)).collect();
+        let mut found = Vec::with_capacity(users.len());
+        for k in &keys {
+            found.push(match self.lookup(k)? {
+                Some(reply) => Some(self.probabilities(&reply)?),
+                None => None,
+            });
+        }
+        let missing: Vec<usize> = (0..users.len()).filter(|&i| found[i].is_none()).collect();
+        if !missing.is_empty() {
+            let asked: Vec<&str> = missing.iter().map(|&i| users[i]).collect();
+            let fresh = self
+                .inner
+                .option_probabilities_many(system, &asked, options)?;
+            if fresh.len() != asked.len() {
+                return Err(ModelError::Chat(format!(
+                    "{} gave {} judgements for {} messages",
+                    self.inner.id(),
+                    fresh.len(),
+                    asked.len()
+                )));
+            }
+            for (&i, p) in missing.iter().zip(fresh) {
+                let reply =
+                    serde_json::to_string(&p).map_err(|e| ModelError::Chat(e.to_string()))?;
+                self.remember(keys[i].clone(), &reply)?;
+                found[i] = Some(p);
+            }
+        }
+        Ok(found.into_iter().map(Option::unwrap_or_default).collect())
     }
 
     fn complete_many(&self, system: &str, users: &[&str]) -> Result<Vec<String>, ModelError> {
@@ -326,6 +372,29 @@ mod tests {
         assert_eq!(replies, ["s:ba", "s:b", "s:dc"]);
         assert_eq!(calls.load(Ordering::SeqCst), 3);
         assert_eq!(chat.complete("s", "cd").unwrap(), "s:dc");
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn option_probabilities_many_asks_only_for_the_missing_messages() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("replies.jsonl");
+        let (chat, calls) = open(&path, "");
+        // Counting's replies start with the system prompt: option "s:" for system "s".
+        let options = ["s:", "x"];
+        assert_eq!(
+            chat.option_probabilities("s", "b", &options).unwrap(),
+            [1.0, 0.0]
+        );
+        let p = chat
+            .option_probabilities_many("s", &["ab", "b", "cd"], &options)
+            .unwrap();
+        assert_eq!(p, vec![vec![1.0, 0.0]; 3]);
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+        assert_eq!(
+            chat.option_probabilities("s", "cd", &options).unwrap(),
+            [1.0, 0.0]
+        );
         assert_eq!(calls.load(Ordering::SeqCst), 3);
     }
 

@@ -45,6 +45,10 @@ pub struct TierRun {
     pub named: Vec<Candidate>,
     /// The tier's own ranking (first [`crate::engine::TIER_RANKING_KEPT`]).
     pub ranked: Vec<Candidate>,
+    /// How many of `ranked` the chat model's judgement kept (`[method] judge_from_tier`):
+    /// the context's cut whatever the cliff's bounds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judged_keep: Option<usize>,
 }
 
 impl TierRun {
@@ -63,7 +67,10 @@ impl TierRun {
 
     fn cut(&self, sigma: f64, min: usize, max: usize, golds: usize) -> (usize, f64) {
         let scores: Vec<f64> = self.ranked.iter().map(|c| c.score).collect();
-        let keep = cliff_cut(&scores, sigma, min, max);
+        let keep = match self.judged_keep {
+            Some(k) => k.min(self.ranked.len()),
+            None => cliff_cut(&scores, sigma, min, max),
+        };
         let cited = self
             .named
             .iter()
@@ -161,6 +168,7 @@ fn tier_run(a: &crate::engine::Answer, golds: &[HashSet<String>]) -> TierRun {
                 named: named.contains(&iri.as_str()),
             })
             .collect(),
+        judged_keep: a.trace.judged_keep,
     }
 }
 
@@ -642,6 +650,7 @@ mod tests {
     fn run(found: bool) -> TierRun {
         let first = candidate(1.0, found as u32);
         TierRun {
+            judged_keep: None,
             named: Vec::new(),
             ranked: vec![first, candidate(0.05, 0), candidate(0.04, 0)],
         }
@@ -679,6 +688,7 @@ mod tests {
             named: true,
         };
         let r = TierRun {
+            judged_keep: None,
             named: vec![named],
             ranked: vec![
                 candidate(1.0, 1),
@@ -704,6 +714,14 @@ mod tests {
         // No gold articles, or nothing cited: F1 0.
         assert_eq!(r.cut(0.2, 1, 8, 0).1, 0.0);
         assert_eq!(TierRun::default().cut(0.2, 1, 8, 2), (0, 0.0));
+        // A judged tier is cut where the chat model's judgement cut it, whatever the
+        // cliff's bounds: the first ranked article alone, beside the named one.
+        let judged = TierRun {
+            judged_keep: Some(1),
+            ..r
+        };
+        assert_eq!(judged.cut(0.2, 1, 8, 2).0, 2);
+        assert_eq!(judged.cut(0.2, 5, 8, 2).0, 2);
     }
 
     #[test]
@@ -745,6 +763,7 @@ mod tests {
         // gold article of simple questions first, close to two wrong ones: it should
         // keep one.
         let close = |gold_first: bool| TierRun {
+            judged_keep: None,
             named: Vec::new(),
             ranked: vec![
                 candidate(1.0, gold_first as u32),
@@ -754,6 +773,7 @@ mod tests {
             ],
         };
         let two = TierRun {
+            judged_keep: None,
             named: Vec::new(),
             ranked: vec![
                 candidate(1.0, 1),

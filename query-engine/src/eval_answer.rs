@@ -138,6 +138,11 @@ pub struct ItemResult {
     /// Links to the graph, each as `kind IRI`, best first within a kind (what
     /// scripts/topic_link_analysis.py checks against the gold articles).
     pub links: Vec<String>,
+    /// The candidates the chat model judged, as (IRI, place in the tier's ranking before
+    /// the judgement, probability), in the order they took (`[method] judge_from_tier`;
+    /// empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub judged: Vec<(String, usize, f64)>,
     /// Articles in the context, and the question's wall time.
     pub context: usize,
     pub ms: f64,
@@ -288,6 +293,12 @@ pub fn evaluate_reporting(
             c_final: cx.map(|c| c.c_final),
             question_type: cx.map(|c| c.intrinsic.question_type),
             links,
+            judged: a
+                .trace
+                .judged
+                .iter()
+                .map(|j| (j.iri.clone(), j.rank, j.p))
+                .collect(),
             context: a.context.len(),
             ms,
         });

@@ -18,6 +18,7 @@ pub mod eval_answer;
 pub mod eval_retrieval;
 pub mod excerpt;
 pub mod graph;
+pub mod judge;
 pub mod link;
 pub mod method;
 pub mod rerank;

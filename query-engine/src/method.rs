@@ -64,6 +64,16 @@ pub struct MethodConfig {
     pub draft_from_tier: Option<u8>,
     /// The draft's weight w in the dense list, (sim(question) + w·sim(draft)) / (1 + w).
     pub draft_weight: f64,
+    /// With a chat model, the tiers from this one up have the model judge the first
+    /// `judge_top` articles of their ranking against the question (`judge.rs`): those
+    /// articles are ordered by the model's probability that the answer needs them, and
+    /// the context keeps the ones at `judge_keep` or above (at least one) instead of
+    /// cutting at the score cliff. A judgement costs a prefill (about a second on a CPU).
+    /// `None` (the default): no tier judges.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge_from_tier: Option<u8>,
+    pub judge_top: usize,
+    pub judge_keep: f64,
     /// Tier 2's re-ranking learned by `coal fit-rerank` (`[method.rerank_learned]`); the
     /// `rerank_*` weights above still make the section evidence it reads. Its scores are
     /// probability ratios (best 1), which fall off more steeply than the hand scores: tier
@@ -145,6 +155,9 @@ impl MethodConfig {
             graph_adjacent_cost: 1.0,
             draft_from_tier: None,
             draft_weight: 1.0,
+            judge_from_tier: None,
+            judge_top: 5,
+            judge_keep: 0.5,
             rerank_learned: None,
             graph_learned: None,
         }
@@ -242,6 +255,33 @@ impl MethodConfig {
                 format!("method.draft_from_tier = {t}: give a tier, 1 to 4"),
             ));
         }
+        if let Some(t) = self.judge_from_tier
+            && !(1..=4).contains(&t)
+        {
+            return Err(MethodError::new(
+                "judge_from_tier",
+                format!("method.judge_from_tier = {t}: give a tier, 1 to 4"),
+            ));
+        }
+        if !(1..=crate::engine::TIER_RANKING_KEPT).contains(&self.judge_top) {
+            return Err(MethodError::new(
+                "judge_top",
+                format!(
+                    "method.judge_top = {}: give 1 to {} articles",
+                    self.judge_top,
+                    crate::engine::TIER_RANKING_KEPT
+                ),
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.judge_keep) {
+            return Err(MethodError::new(
+                "judge_keep",
+                format!(
+                    "method.judge_keep = {} must be a probability, 0 to 1",
+                    self.judge_keep
+                ),
+            ));
+        }
         if self.n <= 0.0 || self.consistency_k == 0 {
             return Err(MethodError::new(
                 "n",
@@ -307,6 +347,9 @@ mod tests {
         assert!(bad(|c| c.context_min[2] = 11).contains("tier 3"));
         assert!(bad(|c| c.draft_from_tier = Some(5)).contains("method.draft_from_tier = 5"));
         assert!(bad(|c| c.draft_weight = -1.0).contains("method.draft_weight"));
+        assert!(bad(|c| c.judge_from_tier = Some(0)).contains("method.judge_from_tier = 0"));
+        assert!(bad(|c| c.judge_top = 0).contains("method.judge_top = 0"));
+        assert!(bad(|c| c.judge_keep = 1.5).contains("method.judge_keep = 1.5"));
     }
 
     #[test]

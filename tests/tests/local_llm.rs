@@ -180,3 +180,42 @@ fn local_replies_decoded_side_by_side_match_those_decoded_alone() {
         );
     }
 }
+
+/// Candidates judged together (`option_probabilities_many`: the question's tokens decoded
+/// once, each article's in turn, its KV cache entries removed before the next) get the
+/// probabilities they get judged one at a time, up to the arithmetic of a prompt decoded
+/// in two batches instead of one; an article judged twice in one call gets the same
+/// probability both times (a KV cache left holding the first article would change it).
+#[test]
+fn local_judgements_sharing_the_question_match_those_made_alone() {
+    let Some(chat) = chat() else { return };
+    use query_engine::judge::{JUDGE_SYSTEM, OPTIONS, Shown, user_prompt};
+    let q = "用人单位拖欠工资，劳动者可以解除劳动合同吗？";
+    let first = Shown {
+        law_title: "中华人民共和国劳动合同法",
+        label: "第三十八条",
+        text: "用人单位有下列情形之一的，劳动者可以解除劳动合同：（一）未按照劳动合同约定提供劳动保护或者劳动条件的；（二）未及时足额支付劳动报酬的；",
+    };
+    let second = || Shown {
+        law_title: "中华人民共和国劳动合同法",
+        label: "第十六条",
+        text: "劳动合同由用人单位与劳动者协商一致，并经用人单位与劳动者在劳动合同文本上签字或者盖章生效。",
+    };
+    let articles = [first, second(), second()];
+    let together = query_engine::judge::judge(chat, q, &articles).unwrap();
+    assert_eq!(together.len(), 3);
+    assert!(
+        (together[1] - together[2]).abs() < 1e-6,
+        "the same article judged twice: {together:?}"
+    );
+    for (a, t) in articles.iter().zip(&together).take(2) {
+        let user = user_prompt(q, a.law_title, a.label, a.text);
+        let alone = chat
+            .option_probabilities(JUDGE_SYSTEM, &user, &OPTIONS)
+            .unwrap()[0];
+        assert!(
+            (t - alone).abs() < 0.06,
+            "together {together:?}, alone {alone}"
+        );
+    }
+}

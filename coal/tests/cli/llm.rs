@@ -789,6 +789,101 @@ fn protocol_tier_3_drafts_an_answer_and_searches_with_it_where_tier_2_does_not()
     );
 }
 
+/// An endpoint that, asked to judge a candidate (the judge's prompt asks 需要引用这条条文吗),
+/// answers 是 for 示范保障法's 第三条 (国家采取必要措施保障妇女权益) and 否 for every other
+/// article; any other request (the answer) gets a one-line answer.
+struct ScriptedJudge;
+
+impl wiremock::Respond for ScriptedJudge {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body = String::from_utf8_lossy(&request.body);
+        assert!(
+            body.contains("需要引用这条条文吗"),
+            "not a judgement: {body}"
+        );
+        chat_reply(match body.contains("国家采取必要措施保障妇女权益") {
+            true => "是",
+            false => "否",
+        })
+    }
+}
+
+/// `[method] judge_from_tier = 2` (protocol test): tier 2 has the model judge its first
+/// candidates; the one it says the answer needs leads the context and is all the context
+/// keeps, and the trace lists every judgement. Tier 1 does not judge.
+#[test]
+fn protocol_tier_2_keeps_the_candidates_the_model_judges_the_answer_needs() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(wiremock::MockServer::start());
+    rt.block_on(
+        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
+            .respond_with(ScriptedJudge)
+            .mount(&server),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let s = ask_store(dir.path());
+    let config = dir.path().join("coal.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[llm]\nurl = \"{}\"\nmodel = \"scripted\"\nattempts = 1\n\n[method]\njudge_from_tier = 2\njudge_top = 4\n",
+            server.uri()
+        ),
+    )
+    .unwrap();
+    let c = config.to_str().unwrap();
+    let q = "男女平等是不是国家的基本国策？";
+    let requests = || {
+        rt.block_on(server.received_requests())
+            .unwrap()
+            .iter()
+            .filter(|r| String::from_utf8_lossy(&r.body).contains("需要引用这条条文吗"))
+            .count()
+    };
+    let t1 = ask_json(&s, &["--config", c, "--tier", "1"], q);
+    assert_eq!(requests(), 0, "tier 1 judged");
+    assert!(t1["trace"]["judged"].is_null(), "{}", t1["trace"]);
+    let t2 = ask_json(&s, &["--config", c, "--tier", "2"], q);
+    let judged = t2["trace"]["judged"].as_array().unwrap();
+    assert_eq!(judged.len(), requests(), "one request a judged candidate");
+    assert!((2..=4).contains(&judged.len()), "{}", t2["trace"]["judged"]);
+    let wanted = "示范保障法/2022-10-30/art_3";
+    assert!(
+        judged[0]["iri"].as_str().unwrap().ends_with(wanted),
+        "{judged:?}"
+    );
+    assert_eq!(judged[0]["p"], 1.0);
+    // Each judged article keeps its place in the ranking before the judgement.
+    let mut places: Vec<u64> = judged.iter().map(|j| j["rank"].as_u64().unwrap()).collect();
+    places.sort();
+    assert_eq!(places, (0..judged.len() as u64).collect::<Vec<_>>());
+    assert!(judged[1..].iter().all(|j| j["p"] == 0.0), "{judged:?}");
+    let context = t2["context"].as_array().unwrap();
+    assert_eq!(context.len(), 1, "{context:?}");
+    assert!(context[0]["iri"].as_str().unwrap().ends_with(wanted));
+    assert!(t2["trace"]["timings_ms"]["judge"].as_f64().is_some());
+    // --explain without --json lists the judgements.
+    let out = coal(&[
+        "ask",
+        "--store",
+        &s,
+        "--config",
+        c,
+        "--tier",
+        "2",
+        "--explain",
+        q,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("judged by the chat model"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains(wanted) && l.contains("1.000") && l.ends_with("in the context")),
+        "{text}"
+    );
+}
+
 /// `[llm] reply_cache` (protocol test): a second `eval retrieval --draft` over the same
 /// questions is answered from the cache file without a request, with the same scores;
 /// another temperature is another model as far as the cache is concerned.

@@ -88,6 +88,14 @@ pub struct Trace {
     pub links: Vec<Link>,
     /// The chat model's draft answer the tier searched with (`[method] draft_from_tier`).
     pub draft: Option<String>,
+    /// The candidates the chat model judged (`[method] judge_from_tier`), in the order
+    /// they took, with its probability that the answer needs each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub judged: Vec<crate::judge::Judged>,
+    /// How many of the judged candidates the context kept (what `calibrate` cuts the tier's
+    /// ranking at in place of the cliff).
+    #[serde(skip)]
+    pub judged_keep: Option<usize>,
     /// Citations cut from a generated answer, with the reason.
     pub removed_citations: Vec<super::generate::RemovedCitation>,
     pub bm25: Vec<Hit>,

@@ -6,7 +6,9 @@
 //! retrieve ([`retrieval`]: BM25, bigram BM25, dense over articles and 款, hybrid,
 //! re-ranking) → route ([`route`]: graph links, Eq. 1–9, the tier) → draft
 //! ([`draft_stage`]: the harder tiers' drafted answer, with a chat model) → tier ([`tiers`],
-//! [`graph_tier`], [`verify`]) → context ([`context_stage`]: score cliff, named articles) →
+//! [`graph_tier`], [`verify`]) → judge ([`judge_stage`]: the chat model reads the first
+//! candidates against the question, with `judge_from_tier`) → context ([`context_stage`]:
+//! score cliff or the judge's cut, named articles) →
 //! answer ([`answer`]: extractive, or generated with checked citations).
 //!
 //! `eval` and `calibrate` call [`Engine::ask`], so they measure exactly these stages.
@@ -17,6 +19,7 @@ mod context_stage;
 mod draft_stage;
 pub mod generate;
 mod graph_tier;
+mod judge_stage;
 mod lookup;
 mod retrieval;
 mod route;
@@ -327,9 +330,15 @@ impl Engine {
         if draft.is_some() {
             laps.lap("draft");
         }
-        let ranking = self.rank(tier, opts.fixed_top, &r, &route.links, &a.question);
+        let mut ranking = self.rank(tier, opts.fixed_top, &r, &route.links, &a.question);
         laps.lap("tier");
-        let (context, ranked) = self.context(&a, tier, &ranking.ranked, opts.fixed_top);
+        let judgement = self.judge_stage(tier, &a, opts, &mut ranking.ranked, &mut warnings);
+        if judgement.is_some() {
+            laps.lap("judge");
+        }
+        let judged_keep = judgement.as_ref().map(|j| j.kept);
+        let (context, ranked) =
+            self.context(&a, tier, &ranking.ranked, opts.fixed_top.or(judged_keep));
         laps.lap("context");
         let exists = |law: &str, label: &str| self.article_exists(law, label);
         let written = answer::write(
@@ -359,6 +368,8 @@ impl Engine {
         trace.complexity = Some(route.complexity);
         trace.links = route.links;
         trace.draft = draft;
+        trace.judged_keep = judged_keep;
+        trace.judged = judgement.map(|j| j.judged).unwrap_or_default();
         trace.removed_citations = written.removed;
         trace.bm25 = r.bm25.into_iter().take(k).collect();
         trace.bigram = r.bigram.into_iter().take(k).collect();
