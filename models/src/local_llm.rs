@@ -234,6 +234,27 @@ impl LocalChat {
         Ok((ctx, batch, tokens.len(), started.elapsed().as_secs_f64()))
     }
 
+    /// The per-reply and running counts, held for the length of a call (one call at a
+    /// time uses the model's contexts).
+    fn stats(
+        &self,
+    ) -> Result<std::sync::MutexGuard<'_, (GenerationStats, ChatTotals)>, ModelError> {
+        self.last
+            .lock()
+            .map_err(|_| ModelError::Local("an earlier generation panicked".into()))
+    }
+
+    /// Each user message under `system` in the chat template, as tokens.
+    fn tokenized(&self, system: &str, users: &[&str]) -> Result<Vec<Vec<LlamaToken>>, ModelError> {
+        users
+            .iter()
+            .map(|u| {
+                let prompt = self.prompt(system, u)?;
+                Ok(self.model.vocab().tokenize(prompt.as_bytes(), false, true))
+            })
+            .collect()
+    }
+
     /// The token of each option; an option that is not one token is refused.
     fn option_tokens(&self, options: &[&str]) -> Result<Vec<LlamaToken>, ModelError> {
         options
@@ -257,10 +278,7 @@ impl LocalChat {
         user: &str,
         options: &[&str],
     ) -> Result<Vec<f64>, ModelError> {
-        let mut last = self
-            .last
-            .lock()
-            .map_err(|_| ModelError::Local("an earlier generation panicked".into()))?;
+        let mut last = self.stats()?;
         let ids = self.option_tokens(options)?;
         let (ctx, batch, prompt_tokens, prefill_secs) = self.prefill(system, user, 1)?;
         let p = softmax_over(ctx.get_logits_ith(batch.n_tokens() - 1), &ids);
@@ -283,24 +301,12 @@ impl LocalChat {
         users: &[&str],
         options: &[&str],
     ) -> Result<Vec<Vec<f64>>, ModelError> {
-        if users.len() <= 1 {
-            return users
-                .iter()
-                .map(|u| self.first_token_probabilities(system, u, options))
-                .collect();
+        if users.is_empty() {
+            return Ok(Vec::new());
         }
-        let mut last = self
-            .last
-            .lock()
-            .map_err(|_| ModelError::Local("an earlier generation panicked".into()))?;
+        let mut last = self.stats()?;
         let ids = self.option_tokens(options)?;
-        let prompts = users
-            .iter()
-            .map(|u| {
-                let prompt = self.prompt(system, u)?;
-                Ok(self.model.vocab().tokenize(prompt.as_bytes(), false, true))
-            })
-            .collect::<Result<Vec<_>, ModelError>>()?;
+        let prompts = self.tokenized(system, users)?;
         let shared = shared_opening(&prompts);
         let longest = prompts.iter().map(Vec::len).max().unwrap_or(0);
         let budget = self.config.context_tokens as usize;
@@ -361,10 +367,7 @@ impl LocalChat {
         user: &str,
         grammar: Option<&str>,
     ) -> Result<String, ModelError> {
-        let mut last = self
-            .last
-            .lock()
-            .map_err(|_| ModelError::Local("an earlier generation panicked".into()))?;
+        let mut last = self.stats()?;
         let cfg = &self.config;
         let (mut ctx, mut batch, prompt_tokens, prefill_secs) =
             self.prefill(system, user, cfg.max_tokens)?;
@@ -441,18 +444,9 @@ impl LocalChat {
                 .map(|u| self.generate(system, u, None))
                 .collect();
         }
-        let mut last = self
-            .last
-            .lock()
-            .map_err(|_| ModelError::Local("an earlier generation panicked".into()))?;
+        let mut last = self.stats()?;
         let cfg = &self.config;
-        let prompts = users
-            .iter()
-            .map(|u| {
-                let prompt = self.prompt(system, u)?;
-                Ok(self.model.vocab().tokenize(prompt.as_bytes(), false, true))
-            })
-            .collect::<Result<Vec<_>, ModelError>>()?;
+        let prompts = self.tokenized(system, users)?;
         let longest = prompts.iter().map(Vec::len).max().unwrap_or(0);
         if longest + cfg.max_tokens as usize > cfg.context_tokens as usize {
             return Err(ModelError::Local(format!(

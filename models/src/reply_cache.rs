@@ -146,6 +146,11 @@ impl CachedChat {
     }
 }
 
+/// The cache's call kind of a judgement between `options`.
+fn options_call(options: &[&str]) -> String {
+    format!("options\u{1f}{}", options.join("\u{1f}"))
+}
+
 impl CachedChat {
     /// Probabilities as the cache keeps them (a JSON list).
     fn probabilities(&self, reply: &str) -> Result<Vec<f64>, ModelError> {
@@ -226,7 +231,7 @@ impl ChatModel for CachedChat {
         user: &str,
         options: &[&str],
     ) -> Result<Vec<f64>, ModelError> {
-        let call = format!("options\u{1f}{}", options.join("\u{1f}"));
+        let call = options_call(options);
         let reply = self.cached(&call, system, user, || {
             let p = self.inner.option_probabilities(system, user, options)?;
             serde_json::to_string(&p).map_err(|e| ModelError::Chat(e.to_string()))
@@ -240,7 +245,7 @@ impl ChatModel for CachedChat {
         users: &[&str],
         options: &[&str],
     ) -> Result<Vec<Vec<f64>>, ModelError> {
-        let call = format!("options\u{1f}{}", options.join("\u{1f}"));
+        let call = options_call(options);
         let keys: Vec<String> = users.iter().map(|u| self.key(&call, system, u)).collect();
         let mut found = Vec::with_capacity(users.len());
         for k in &keys {

@@ -26,9 +26,17 @@ fn chat() -> Option<&'static LocalChat> {
     .as_ref()
 }
 
+/// The tests share one model, and some read its running totals before and after a call:
+/// each holds this lock while it uses the model, so no other test's calls land between.
+fn one_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn a_local_decomposition_parses() {
     let Some(chat) = chat() else { return };
+    let _alone = one_test_at_a_time();
     let q = "用人单位违法解除劳动合同的，应当支付多少赔偿金？";
     let lexicon = query_engine::complexity::Lexicon::default();
     let d = query_engine::complexity::llm::decompose(chat, q, &lexicon)
@@ -44,6 +52,7 @@ fn a_local_decomposition_parses() {
 #[test]
 fn a_local_extraction_gives_schema_valid_triples() {
     let Some(chat) = chat() else { return };
+    let _alone = one_test_at_a_time();
     let user = kg_build::extract::user_prompt(
         "中华人民共和国劳动合同法",
         "第七条",
@@ -70,6 +79,7 @@ fn a_local_extraction_gives_schema_valid_triples() {
 #[test]
 fn a_local_answer_cites_only_articles_of_the_store() {
     let Some(chat) = chat() else { return };
+    let _alone = one_test_at_a_time();
     let e5 = coal_models::load_default_e5(None, 2, false).expect("the embedding model");
     let dir = coal_tests::build_files(&["社会法/劳动合同法(2012-12-28).md"], Some(&e5));
     let store = Store::open(dir.path().join("store"), false).unwrap();
@@ -119,6 +129,7 @@ fn a_local_answer_cites_only_articles_of_the_store() {
 #[test]
 fn a_local_verification_reads_yes_and_no_from_the_logits() {
     let Some(chat) = chat() else { return };
+    let _alone = one_test_at_a_time();
     let article = kg_build::extract::user_prompt(
         "中华人民共和国社会保险法",
         "第七十九条",
@@ -162,6 +173,7 @@ fn a_local_verification_reads_yes_and_no_from_the_logits() {
 #[test]
 fn local_replies_decoded_side_by_side_match_those_decoded_alone() {
     let Some(chat) = chat() else { return };
+    let _alone = one_test_at_a_time();
     let system = "用一句话回答。";
     let users = ["什么是劳动合同？", "什么是正当防卫？", "什么是不动产？"];
     let before = chat.totals().unwrap();
@@ -189,6 +201,7 @@ fn local_replies_decoded_side_by_side_match_those_decoded_alone() {
 #[test]
 fn local_judgements_sharing_the_question_match_those_made_alone() {
     let Some(chat) = chat() else { return };
+    let _alone = one_test_at_a_time();
     use query_engine::judge::{JUDGE_SYSTEM, OPTIONS, Shown, user_prompt};
     let q = "用人单位拖欠工资，劳动者可以解除劳动合同吗？";
     let first = Shown {

@@ -30,22 +30,37 @@ fn chat_reply(content: &str) -> wiremock::ResponseTemplate {
     }))
 }
 
-fn chat_store(
-    replies: Vec<wiremock::ResponseTemplate>,
-) -> (
+/// A chat completions endpoint answering with `respond`, started (the runtime must
+/// outlive the test's requests).
+fn chat_server(
+    respond: impl wiremock::Respond + 'static,
+) -> (tokio::runtime::Runtime, wiremock::MockServer) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(wiremock::MockServer::start());
+    rt.block_on(
+        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
+            .respond_with(respond)
+            .mount(&server),
+    );
+    (rt, server)
+}
+
+/// A store, its path, a config's path, the chat endpoint and its runtime.
+type ChatStore = (
     tempfile::TempDir,
     String,
     String,
     wiremock::MockServer,
     tokio::runtime::Runtime,
-) {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let server = rt.block_on(wiremock::MockServer::start());
-    rt.block_on(
-        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
-            .respond_with(ScriptedChat(std::sync::Mutex::new(replies)))
-            .mount(&server),
-    );
+);
+
+fn chat_store(replies: Vec<wiremock::ResponseTemplate>) -> ChatStore {
+    chat_store_with(ScriptedChat(std::sync::Mutex::new(replies)))
+}
+
+/// A store and a config whose `[llm]` is an endpoint answering with `respond`.
+fn chat_store_with(respond: impl wiremock::Respond + 'static) -> ChatStore {
+    let (rt, server) = chat_server(respond);
     let dir = tempfile::tempdir().unwrap();
     let s = ask_store(dir.path());
     let config = dir.path().join("coal.toml");
@@ -185,20 +200,16 @@ fn protocol_llm_triple_extraction_survives_bad_replies_and_caches_good_ones() {
     };
     // One request at a time, in article order: a good reply; malformed JSON twice (the
     // article is skipped); a 500 then a reply slower than the timeout then... the rest good.
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let server = rt.block_on(wiremock::MockServer::start());
-    rt.block_on(
-        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
-            .respond_with(ScriptedChat(std::sync::Mutex::new(vec![
-                triple("本法"),
-                chat_reply("好的，以下是三元组"),
-                chat_reply("{\"triples\": [oops"),
-                wiremock::ResponseTemplate::new(500),
-                triple("劳动者").set_delay(std::time::Duration::from_secs(3)),
-                chat_reply("```json\n{\"triples\":[{\"subject\":\"本法\",\"relation\":\"适用于\",\"object\":\"用人单位\"},{\"subject\":\"x\",\"relation\":\"无关\",\"object\":\"y\"}]}\n```"),
-            ])))
-            .mount(&server),
-    );
+    let (rt, server) = chat_server(ScriptedChat(std::sync::Mutex::new(vec![
+        triple("本法"),
+        chat_reply("好的，以下是三元组"),
+        chat_reply("{\"triples\": [oops"),
+        wiremock::ResponseTemplate::new(500),
+        triple("劳动者").set_delay(std::time::Duration::from_secs(3)),
+        chat_reply(
+            "```json\n{\"triples\":[{\"subject\":\"本法\",\"relation\":\"适用于\",\"object\":\"用人单位\"},{\"subject\":\"x\",\"relation\":\"无关\",\"object\":\"y\"}]}\n```",
+        ),
+    ])));
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("coal.toml");
     std::fs::write(
@@ -297,13 +308,7 @@ fn routed_chat_config(
     dir: &Path,
     rules: Vec<(Vec<&'static str>, &'static str)>,
 ) -> (tokio::runtime::Runtime, wiremock::MockServer, PathBuf) {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let server = rt.block_on(wiremock::MockServer::start());
-    rt.block_on(
-        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
-            .respond_with(RoutedChat(rules))
-            .mount(&server),
-    );
+    let (rt, server) = chat_server(RoutedChat(rules));
     let config = dir.join("coal.toml");
     std::fs::write(
         &config,
@@ -486,14 +491,7 @@ impl wiremock::Respond for ScriptedVerifier {
 
 /// A [`ScriptedVerifier`] started (the runtime must outlive the test's requests).
 fn verifier_server() -> (tokio::runtime::Runtime, wiremock::MockServer) {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let server = rt.block_on(wiremock::MockServer::start());
-    rt.block_on(
-        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
-            .respond_with(ScriptedVerifier)
-            .mount(&server),
-    );
-    (rt, server)
+    chat_server(ScriptedVerifier)
 }
 
 fn verifier_config(dir: &Path, server: &wiremock::MockServer, verify: &str) -> String {
@@ -813,25 +811,14 @@ impl wiremock::Respond for ScriptedJudge {
 /// keeps, and the trace lists every judgement. Tier 1 does not judge.
 #[test]
 fn protocol_tier_2_keeps_the_candidates_the_model_judges_the_answer_needs() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let server = rt.block_on(wiremock::MockServer::start());
-    rt.block_on(
-        wiremock::Mock::given(wiremock::matchers::path("/v1/chat/completions"))
-            .respond_with(ScriptedJudge)
-            .mount(&server),
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let s = ask_store(dir.path());
-    let config = dir.path().join("coal.toml");
+    let (_dir, s, c, server, rt) = chat_store_with(ScriptedJudge);
+    let config = std::fs::read_to_string(&c).unwrap();
     std::fs::write(
-        &config,
-        format!(
-            "[llm]\nurl = \"{}\"\nmodel = \"scripted\"\nattempts = 1\n\n[method]\njudge_from_tier = 2\njudge_top = 4\n",
-            server.uri()
-        ),
+        &c,
+        format!("{config}\n[method]\njudge_from_tier = 2\njudge_top = 4\n"),
     )
     .unwrap();
-    let c = config.to_str().unwrap();
+    let c = c.as_str();
     let q = "男女平等是不是国家的基本国策？";
     let requests = || {
         rt.block_on(server.received_requests())
