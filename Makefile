@@ -323,7 +323,9 @@ eval-answer-judge: coal model
 	python3 scripts/judge_analysis.py --per-item /tmp/coal-judged.jsonl
 
 # Tier 2's and tier 3's rankings replayed offline (scripts/replay_rankings.py): where the
-# missed gold articles of 2+-gold questions rank, a neighbour bonus and citation neighbours.
+# missed gold articles of 2+-gold questions rank, a neighbour bonus and citation neighbours;
+# per set, the better of the two lists per question (the ceiling of choosing between them),
+# their fusion, a cap per law, and C_final against the number of gold articles.
 replay-rankings: coal model
 	$(BUILD_EVAL_STORE)
 	$(COAL) eval answer --store $(EVAL_STORE) --variants tier2,tier3 --set $(SHARED)/eval/lecoqa.dev.jsonl \

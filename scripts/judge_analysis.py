@@ -3,7 +3,8 @@
 `coal eval answer --per-item` with judging on: how well the model's probability of 是
 separates gold from other candidates among those it judged (AUC), and the article F1 of
 the context each threshold would keep (the judged articles at or above it, at least the
-likeliest one) against keeping the ranking's first k of the same candidates. Articles a
+likeliest one) against keeping the ranking's first k of the same candidates, and the same
+with the ranking's order taken into the score (p - lam * place before the judgement). Articles a
 question names are left out of the replay (the context puts them first either way)."""
 import argparse
 import json
@@ -58,6 +59,15 @@ def main():
                 sizes.append(len(kept))
             print(f"  judged, threshold {th}: F1 {statistics.mean(scores):.3f}, "
                   f"{statistics.mean(sizes):.2f} articles")
+        for lam in (0.02, 0.05):
+            for th in (0.8, 0.85):
+                scores = []
+                for x in items:
+                    score = {iri: p - lam * place for iri, place, p in x["judged"]}
+                    order = sorted(score, key=lambda i: -score[i])
+                    kept = [i for i in order if score[i] >= th] or order[:1]
+                    scores.append(f1(kept, x["gold_iris"]))
+                print(f"  p - {lam} * place, threshold {th}: F1 {statistics.mean(scores):.3f}")
         print(f"  as run (cited): F1 {statistics.mean(x['f1'] for x in items):.3f}")
 
 

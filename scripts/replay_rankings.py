@@ -8,9 +8,13 @@
    settings by 2+-gold Recall@10;
 3. how many missed golds cite or are cited by an article of the top K (the store's resolved
    references, `coal sparql` over coal:fromProvision/coal:refersTo as CSV), and Recall@10
-   when up to two of those are put in at rank P.
+   when up to two of those are put in at rank P;
+4. per set, tier 2's and tier 3's lists together: the Recall@10 of choosing the better
+   list per question (an oracle, the ceiling of any choice between them), of reciprocal
+   rank fusion of the two, and of tier 2's list with at most M articles of one law in its
+   top 10; and how C_final follows the number of gold articles (Pearson r).
 """
-import argparse, collections, csv, itertools, json, re
+import argparse, collections, csv, itertools, json, re, statistics
 
 
 def article(iri):
@@ -34,6 +38,54 @@ def recall10(ranked, gold):
 
 def mean(f, items):
     return sum(f(x) for x in items) / len(items)
+
+
+def rrf(lists, weights, k):
+    score = collections.defaultdict(float)
+    for ranked, w in zip(lists, weights):
+        for i, iri in enumerate(ranked):
+            score[iri] += w / (k + i + 1)
+    return sorted(score, key=lambda x: -score[x])
+
+
+def law_cap(ranked, m):
+    top, count = [], collections.Counter()
+    for iri in ranked:
+        if len(top) == 10:
+            break
+        if count[law(iri)] < m:
+            count[law(iri)] += 1
+            top.append(iri)
+    return top + [x for x in ranked if x not in top]
+
+
+def both_tiers(rows):
+    """Section 4: tier 2's and tier 3's lists of each question side by side."""
+    for name in sorted({r["set"] for r in rows}):
+        pairs = collections.defaultdict(dict)
+        for r in rows:
+            if r["set"] == name and r["gold"] > 0:
+                pairs[r["id"]][r["variant"]] = r
+        pairs = [p for p in pairs.values() if "tier 2" in p and "tier 3" in p]
+        if not pairs:
+            continue
+        for label, chosen in (("all", pairs), ("2+ gold", [p for p in pairs if p["tier 2"]["gold"] >= 2])):
+            r2 = lambda p: recall10(p["tier 2"]["ranked"], p["tier 2"]["gold_iris"])
+            r3 = lambda p: recall10(p["tier 3"]["ranked"], p["tier 2"]["gold_iris"])
+            line = (f"## {name}, {label} ({len(chosen)}): R@10 tier 2 {mean(r2, chosen):.3f}, "
+                    f"tier 3 {mean(r3, chosen):.3f}, the better per question {mean(lambda p: max(r2(p), r3(p)), chosen):.3f}")
+            fused = max((mean(lambda p: recall10(rrf([p["tier 2"]["ranked"], p["tier 3"]["ranked"]], [1 - w, w], k),
+                                                 p["tier 2"]["gold_iris"]), chosen), w, k)
+                        for w in (0.3, 0.5, 0.7) for k in (5, 20, 60))
+            capped = max((mean(lambda p: recall10(law_cap(p["tier 2"]["ranked"], m), p["tier 2"]["gold_iris"]), chosen), m)
+                         for m in (5, 6, 7, 8, 9))
+            print(line)
+            print("  best RRF of the two: R@10 %.3f (tier 3's weight %.1f, k %d)" % fused)
+            print("  best cap per law on tier 2's top 10: R@10 %.3f (at most %d)" % capped)
+        with_c = [p["tier 2"] for p in pairs if p["tier 2"].get("c_final") is not None]
+        if len(with_c) > 2:
+            r = statistics.correlation([x["c_final"] for x in with_c], [min(x["gold"], 5) for x in with_c])
+            print(f"  C_final against the number of gold articles (capped at 5): r = {r:+.3f}")
 
 
 def neighbour_bonus(ranked, k, w, d, decay):
@@ -108,6 +160,7 @@ def main():
                          mean(lambda r: recall10(put(r), r["gold_iris"]), items), k, p))
         for g in sorted(grid, reverse=True)[:3]:
             print("citation neighbours: 2+ gold R@10 %.3f, all %.3f (of the top %d, at rank %d)" % g)
+    both_tiers(rows)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::extract::{Asked, Job, ReplyCache, Triple};
 
 /// The answers the model chooses between, each one token.
-pub const OPTIONS: [&str; 2] = ["是", "否"];
+pub use coal_models::YES_NO as OPTIONS;
 
 pub fn system_prompt() -> &'static str {
     "你审核从法律条文中抽取的陈述。给你一条条文和一句陈述，判断陈述是否忠实于条文：\

@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 use crate::ModelError;
 use crate::http::{Endpoint, post_json};
 
+/// The answers of a yes-or-no judgement read from the logits ([`ChatModel::option_probabilities`]):
+/// 是 and 否, one token each in the models this project runs.
+pub const YES_NO: [&str; 2] = ["是", "否"];
+
 /// A model that answers a system and a user message with text.
 pub trait ChatModel: Send + Sync {
     /// Names the model and endpoint (for traces and caches).

@@ -17,7 +17,7 @@ pub mod openai;
 mod reply_cache;
 mod settings;
 
-pub use chat::{ChatConfig, ChatModel, ChatTotals, OpenAiChat};
+pub use chat::{ChatConfig, ChatModel, ChatTotals, OpenAiChat, YES_NO};
 pub use e5::{E5Encoder, EncoderOptions, PassLayout, TextKind};
 pub use embedder::{Embedder, LocalE5, load_default_e5};
 pub use error::ModelError;

@@ -212,15 +212,7 @@ impl LocalChat {
                 budget
             )));
         }
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(cfg.context_tokens))
-            .with_n_batch(cfg.context_tokens)
-            .with_n_threads(cfg.threads)
-            .with_n_threads_batch(cfg.batch_threads);
-        let mut ctx = self
-            .model
-            .new_context(backend()?, params)
-            .map_err(|e| ModelError::Local(format!("context: {e}")))?;
+        let mut ctx = self.context(cfg.context_tokens, cfg.context_tokens, 1)?;
         let started = Instant::now();
         let mut batch = LlamaBatch::new(tokens.len().max(1), 1);
         let last_index = tokens.len() as i32 - 1;
@@ -232,6 +224,26 @@ impl LocalChat {
         ctx.decode(&mut batch)
             .map_err(|e| ModelError::Local(format!("prefill: {e}")))?;
         Ok((ctx, batch, tokens.len(), started.elapsed().as_secs_f64()))
+    }
+
+    /// A context of `n_ctx` tokens for `sequences` sequences, decoding up to `n_batch`
+    /// tokens a call, on the configured threads.
+    fn context(
+        &self,
+        n_ctx: u32,
+        n_batch: u32,
+        sequences: u32,
+    ) -> Result<LlamaContext<'_>, ModelError> {
+        let cfg = &self.config;
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(n_ctx))
+            .with_n_batch(n_batch)
+            .with_n_seq_max(sequences)
+            .with_n_threads(cfg.threads)
+            .with_n_threads_batch(cfg.batch_threads);
+        self.model
+            .new_context(backend()?, params)
+            .map_err(|e| ModelError::Local(format!("context: {e}")))
     }
 
     /// The per-reply and running counts, held for the length of a call (one call at a
@@ -270,31 +282,10 @@ impl LocalChat {
             .collect()
     }
 
-    /// The options' probabilities as the reply's first token, from the prompt's last
-    /// logits (a softmax over the options' logits). Each option must be one token.
-    fn first_token_probabilities(
-        &self,
-        system: &str,
-        user: &str,
-        options: &[&str],
-    ) -> Result<Vec<f64>, ModelError> {
-        let mut last = self.stats()?;
-        let ids = self.option_tokens(options)?;
-        let (ctx, batch, prompt_tokens, prefill_secs) = self.prefill(system, user, 1)?;
-        let p = softmax_over(ctx.get_logits_ith(batch.n_tokens() - 1), &ids);
-        let stats = GenerationStats {
-            prompt_tokens,
-            prefill_secs,
-            ..Default::default()
-        };
-        last.1.add(&stats);
-        last.0 = stats;
-        Ok(p)
-    }
-
-    /// [`Self::first_token_probabilities`] for several prompts in one context: the tokens
-    /// they all open with are decoded once, then each prompt's rest in turn, its KV cache
-    /// entries removed before the next.
+    /// The options' probabilities as the reply's first token of each prompt, from the
+    /// prompt's last logits (a softmax over the options' logits; each option must be one
+    /// token). One context: the tokens the prompts all open with are decoded once, then
+    /// each prompt's rest in turn, its KV cache entries removed before the next.
     fn first_token_probabilities_many(
         &self,
         system: &str,
@@ -315,15 +306,8 @@ impl LocalChat {
                 "a prompt has {longest} tokens; it does not fit context_tokens {budget}"
             )));
         }
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(self.config.context_tokens))
-            .with_n_batch(self.config.context_tokens)
-            .with_n_threads(self.config.threads)
-            .with_n_threads_batch(self.config.batch_threads);
-        let mut ctx = self
-            .model
-            .new_context(backend()?, params)
-            .map_err(|e| ModelError::Local(format!("context: {e}")))?;
+        let tokens = self.config.context_tokens;
+        let mut ctx = self.context(tokens, tokens, 1)?;
         let started = Instant::now();
         let mut batch = LlamaBatch::new(longest.max(1), 1);
         let decode = |ctx: &mut LlamaContext<'_>,
@@ -459,16 +443,7 @@ impl LocalChat {
         let n = users.len();
         let n_ctx = (per_sequence * n) as u32;
         let prompt_total: usize = prompts.iter().map(Vec::len).sum();
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(n_ctx))
-            .with_n_batch(prompt_total.max(n) as u32)
-            .with_n_seq_max(n as u32)
-            .with_n_threads(cfg.threads)
-            .with_n_threads_batch(cfg.batch_threads);
-        let mut ctx = self
-            .model
-            .new_context(backend()?, params)
-            .map_err(|e| ModelError::Local(format!("context: {e}")))?;
+        let mut ctx = self.context(n_ctx, prompt_total.max(n) as u32, n as u32)?;
         let started = Instant::now();
         let mut batch = LlamaBatch::new(prompt_total.max(n), 1);
         // Where in the last decoded batch each unfinished sequence's logits are.
@@ -614,7 +589,8 @@ impl ChatModel for LocalChat {
         user: &str,
         options: &[&str],
     ) -> Result<Vec<f64>, ModelError> {
-        self.first_token_probabilities(system, user, options)
+        let mut one = self.first_token_probabilities_many(system, &[user], options)?;
+        Ok(one.remove(0))
     }
 
     fn option_probabilities_many(

@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::QueryError;
 
 /// The answers the model chooses between, each one token.
-pub const OPTIONS: [&str; 2] = ["是", "否"];
+pub use coal_models::YES_NO as OPTIONS;
 
 /// The article is shown up to this many characters (its opening states the rule; a long
 /// article's tail costs prefill time, seconds on a CPU).
