@@ -60,7 +60,7 @@ def law_cap(ranked, m):
 
 
 def both_tiers(rows):
-    """Section 4: tier 2's and tier 3's lists of each question side by side."""
+    """Section 4: tier 2's and tier 3's lists (and article F1) of each question side by side."""
     for name in sorted({r["set"] for r in rows}):
         pairs = collections.defaultdict(dict)
         for r in rows:
@@ -79,7 +79,10 @@ def both_tiers(rows):
                         for w in (0.3, 0.5, 0.7) for k in (5, 20, 60))
             capped = max((mean(lambda p: recall10(law_cap(p["tier 2"]["ranked"], m), p["tier 2"]["gold_iris"]), chosen), m)
                          for m in (5, 6, 7, 8, 9))
+            f2, f3 = (lambda p: p["tier 2"]["f1"]), (lambda p: p["tier 3"]["f1"])
             print(line)
+            print(f"  article F1 tier 2 {mean(f2, chosen):.3f}, tier 3 {mean(f3, chosen):.3f}, the better per "
+                  f"question {mean(lambda p: max(f2(p), f3(p)), chosen):.3f} (what routing between them could reach)")
             print("  best RRF of the two: R@10 %.3f (tier 3's weight %.1f, k %d)" % fused)
             print("  best cap per law on tier 2's top 10: R@10 %.3f (at most %d)" % capped)
         with_c = [p["tier 2"] for p in pairs if p["tier 2"].get("c_final") is not None]

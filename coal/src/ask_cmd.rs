@@ -580,5 +580,36 @@ fn print_calibration(
             )?;
         }
     }
+    writeln!(
+        out,
+        "\nRecall@10 on the held-out halves (lookups left out), routed against each tier forced; then over the questions with 2+ gold articles:"
+    )?;
+    writeln!(
+        out,
+        "| fitted on | held-out set | n | routed | tier 1 | tier 2 | tier 3 | tier 4 | 2+ gold n | routed | tier 1 | tier 2 | tier 3 | tier 4 |"
+    )?;
+    writeln!(out, "|{}", "---|".repeat(14))?;
+    for f in folds {
+        for (set, h) in &f.held_out {
+            let (a, m) = (&h.recall_at_10, &h.recall_at_10_multi);
+            writeln!(
+                out,
+                "| {} | {set} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+                f.fitted_on,
+                a.questions,
+                a.routed,
+                a.forced[0],
+                a.forced[1],
+                a.forced[2],
+                a.forced[3],
+                m.questions,
+                m.routed,
+                m.forced[0],
+                m.forced[1],
+                m.forced[2],
+                m.forced[3],
+            )?;
+        }
+    }
     Ok(())
 }

@@ -16,16 +16,41 @@ fn store(dir: &std::path::Path) -> String {
 fn a_law_the_store_does_not_hold_and_an_impossible_date_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path());
-    let out = coal(&[
-        "ask",
-        "--store",
-        &s,
-        "中华人民共和国火星殖民法第三条的内容是什么？",
-    ]);
-    assert!(!out.status.success());
-    let err = stderr(&out);
-    assert!(err.contains("《中华人民共和国火星殖民法》"), "{err}");
-    assert!(err.contains("not a law of this store"), "{err}");
+    // Asked for its article, as a lookup, with a tier forced, or inside another question:
+    // refused, with the law named.
+    for (q, extra) in [
+        ("中华人民共和国火星殖民法第三条的内容是什么？", &[][..]),
+        (
+            "中华人民共和国火星殖民法第三条的内容是什么？",
+            &["--tier", "3"][..],
+        ),
+        (
+            "根据火星殖民法第三条，用人单位要安排劳动者休息吗？",
+            &["--tier", "2"][..],
+        ),
+        (
+            "根据火星殖民法第三条，用人单位要安排劳动者休息吗？",
+            &[][..],
+        ),
+    ] {
+        let out = coal(&[&["ask", "--store", &s][..], extra, &[q]].concat());
+        assert!(!out.status.success(), "{q} {extra:?}");
+        let err = stderr(&out);
+        assert!(err.contains("火星殖民法》"), "{q} {extra:?}: {err}");
+        assert!(
+            err.contains("not a law of this store"),
+            "{q} {extra:?}: {err}"
+        );
+    }
+    // Beside an article of a law it holds, the unknown one is only warned about.
+    let a = ask_json(&s, &[], "示范循环法第三条和火星殖民法第三条有什么不同？");
+    assert!(
+        a["warnings"]
+            .to_string()
+            .contains("《火星殖民法》 is not a law of this store"),
+        "{a}"
+    );
+    assert!(a["citations"].to_string().contains("示范循环法"), "{a}");
     // Named in passing, an unknown law is warned about, and the question answered.
     let out = coal(&[
         "ask",
@@ -71,19 +96,39 @@ fn awkward_graphs_and_questions_get_a_tier_a_trace_and_an_answer_with_a_reason()
         "什么是劳动者？",
     ];
     for q in questions {
-        for extra in [&[][..], &["--tier", "3"][..], &["--tier", "4"][..]] {
+        for (forced, extra) in [
+            (None, &[][..]),
+            (Some(3), &["--tier", "3"][..]),
+            (Some(4), &["--tier", "4"][..]),
+        ] {
             let a = ask_json(&s, extra, q);
             let tier = a["tier"].as_u64().unwrap();
-            assert!((1..=4).contains(&tier), "{q}: {a}");
-            assert!(
-                a["trace"]["complexity"].is_object() || a["kind"] != "applicable_articles",
-                "{q}: {a}"
-            );
+            if let Some(t) = forced {
+                assert_eq!(tier, t, "{q}: {a}");
+            }
+            assert_eq!(a["kind"], "applicable_articles", "{q}: {a}");
+            assert!(a["trace"]["complexity"].is_object(), "{q}: {a}");
             let answer = a["answer"].as_str().unwrap();
             assert!(!answer.is_empty(), "{q}");
             if a["citations"].as_array().unwrap().is_empty() {
                 assert_eq!(answer, "没有找到可适用的条文。", "{q}: {a}");
             }
+        }
+    }
+    // The law without divisions and the chapter of one article answer with their article
+    // first, in every tier.
+    for (q, article) in [
+        (questions[1], "示范无章法/2021-01-01/art_3"),
+        (questions[2], "示范循环法/2021-01-01/art_5"),
+    ] {
+        for extra in [&[][..], &["--tier", "3"][..], &["--tier", "4"][..]] {
+            let a = ask_json(&s, extra, q);
+            let first = a["trace"]["ranked"][0].to_string();
+            assert!(first.contains(article), "{q} {extra:?}: {a}");
+            assert!(
+                a["citations"].to_string().contains(article),
+                "{q} {extra:?}: {a}"
+            );
         }
     }
     // The question that links nothing says so when a graph tier answers it.
@@ -116,6 +161,31 @@ fn awkward_graphs_and_questions_get_a_tier_a_trace_and_an_answer_with_a_reason()
     let text = common::stdout(&out);
     assert!(
         text.contains("links to the graph:") && text.contains("graph paths:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn coal_graph_reports_what_the_query_side_loads_and_its_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    let out = coal(&["graph", "--store", &s, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["laws"], 2, "{v}");
+    // Two laws, five and three articles: containment and the cycle's citations.
+    assert_eq!(v["nodes_by_kind"]["article"], 8, "{v}");
+    assert!(v["edges_by_kind"]["contains"].as_u64().unwrap() >= 8, "{v}");
+    assert!(v["edges_by_kind"]["cites"].as_u64().unwrap() >= 3, "{v}");
+    assert!(v["memory_bytes"].as_u64().unwrap() > 0, "{v}");
+    assert!(v["read_ms"].as_f64().unwrap() >= 0.0, "{v}");
+    // On Linux the process's growth while loading is measured, not estimated.
+    if cfg!(target_os = "linux") {
+        assert!(v["resident_growth_bytes"].is_u64(), "{v}");
+    }
+    let text = common::stdout(&coal(&["graph", "--store", &s]));
+    assert!(
+        text.contains("loaded in") && text.contains("2 laws"),
         "{text}"
     );
 }

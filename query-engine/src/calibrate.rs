@@ -65,6 +65,21 @@ impl TierRun {
         )
     }
 
+    /// Recall@10 against `golds` gold articles: the named articles first, as the context
+    /// puts them, then the ranking.
+    pub fn recall_at_10(&self, golds: usize) -> f64 {
+        let found = self
+            .named
+            .iter()
+            .chain(self.ranked.iter().filter(|c| !c.named))
+            .take(10)
+            .fold(0u32, |found, c| found | c.gold);
+        match golds {
+            0 => 0.0,
+            g => found.count_ones() as f64 / g as f64,
+        }
+    }
+
     fn cut(&self, sigma: f64, min: usize, max: usize, golds: usize) -> (usize, f64) {
         let scores: Vec<f64> = self.ranked.iter().map(|c| c.score).collect();
         let keep = match self.judged_keep {
@@ -504,6 +519,36 @@ pub struct HeldOut {
     pub lookups: usize,
     /// Articles in the routed context, on average over the routed questions.
     pub mean_context: f64,
+    /// Recall@10 over the routed questions (lookups left out): routed, then each tier
+    /// forced.
+    pub recall_at_10: TierRecall,
+    /// The same over those with two or more gold articles.
+    pub recall_at_10_multi: TierRecall,
+}
+
+/// Recall@10 of a group of held-out questions, routed and under each forced tier.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TierRecall {
+    pub questions: usize,
+    pub routed: f64,
+    pub forced: [f64; 4],
+}
+
+impl TierRecall {
+    fn of<'a>(obs: impl Iterator<Item = &'a Observation>, cfg: &MethodConfig) -> TierRecall {
+        let mut r = TierRecall::default();
+        for o in obs {
+            r.questions += 1;
+            r.routed += o.runs[o.tier(cfg) as usize - 1].recall_at_10(o.golds);
+            for (t, run) in o.runs.iter().enumerate() {
+                r.forced[t] += run.recall_at_10(o.golds);
+            }
+        }
+        let n = r.questions.max(1) as f64;
+        r.routed /= n;
+        r.forced = r.forced.map(|x| x / n);
+        r
+    }
 }
 
 /// How `cfg` routes `obs`, against every tier forced under `forced` (its context bounds
@@ -530,6 +575,11 @@ pub fn held_out(obs: &[Observation], cfg: &MethodConfig, forced: &MethodConfig) 
         tiers,
         lookups,
         mean_context: context as f64 / routed.max(1) as f64,
+        recall_at_10: TierRecall::of(obs.iter().filter(|o| o.lookup_f1.is_none()), cfg),
+        recall_at_10_multi: TierRecall::of(
+            obs.iter().filter(|o| o.lookup_f1.is_none() && o.golds >= 2),
+            cfg,
+        ),
     }
 }
 
@@ -830,6 +880,38 @@ mod tests {
             assert!(h.tiers[0] >= 5 && h.tiers[2] >= 5, "{h:?}");
             assert!(h.forced_f1.iter().all(|&x| x <= 0.5 + 1e-9));
             assert!(h.mean_context >= 1.0);
+            // Routing finds each question's one gold article; each forced tier half of them.
+            let r = &h.recall_at_10;
+            assert_eq!(r.questions, 20);
+            assert!((r.routed - 1.0).abs() < 1e-9, "{r:?}");
+            assert!(
+                (r.forced[0] - 0.5).abs() < 1e-9 && r.forced[1] == 0.0,
+                "{r:?}"
+            );
+            assert_eq!(h.recall_at_10_multi.questions, 0);
         }
+    }
+
+    #[test]
+    fn recall_at_ten_puts_the_named_articles_first_and_counts_each_gold_once() {
+        let named = Candidate {
+            score: f64::INFINITY,
+            gold: 0b001,
+            named: true,
+        };
+        let mut ranked: Vec<Candidate> = (0..12)
+            .map(|i| candidate(1.0 - i as f64 * 0.01, 0))
+            .collect();
+        ranked[0] = named; // the named article is in the ranking too: counted once
+        ranked[3].gold = 0b001; // another version of the same gold article
+        ranked[8].gold = 0b010; // ninth once the named article leads
+        ranked[11].gold = 0b100; // twelfth: past the tenth
+        let run = TierRun {
+            judged_keep: None,
+            named: vec![named],
+            ranked,
+        };
+        assert!((run.recall_at_10(3) - 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(run.recall_at_10(0), 0.0);
     }
 }

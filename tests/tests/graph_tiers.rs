@@ -387,3 +387,55 @@ fn start_up_loads_in_parallel_and_reports_an_encoder_that_fails() {
         .unwrap_err();
     assert!(e.to_string().contains("embedding model"), "{e}");
 }
+
+#[test]
+fn tier_four_drops_an_older_interpretation_a_newer_one_prevails_over() {
+    // 危害生产安全刑事案件 解释（二）(2022) 第十二条: 此前发布的司法解释与本解释不一致的，
+    // 以本解释为准 — over the 2015 interpretation of the same matter, built beside it.
+    let dir = coal_tests::process_tempdir();
+    let files = [
+        "司法解释/最高人民法院、最高人民检察院关于办理危害生产安全刑事案件适用法律若干问题的解释(2015-12-14).md",
+        "司法解释/最高人民法院、最高人民检察院关于办理危害生产安全刑事案件适用法律若干问题的解释（二）(2022-12-15).md",
+    ];
+    coal_tests::build_files_into(&dir, &files, None, kg_build::ArticleVectors::default());
+    let store = Store::open(dir.join("store"), false).unwrap();
+    let engine = Engine::open(&store, None, MethodConfig::default()).unwrap();
+    let law = |newer: bool| {
+        engine
+            .graph()
+            .laws
+            .iter()
+            .find(|l| l.title.contains("危害生产安全") && l.title.contains("（二）") == newer)
+            .unwrap_or_else(|| panic!("{:?}", engine.graph().laws))
+            .version_iri
+            .clone()
+    };
+    // The same rule in both: 强令他人违章冒险作业 (2015 第五条, 2022 第一条).
+    let (old, new) = (
+        format!("{}/art_5", law(false)),
+        format!("{}/art_1", law(true)),
+    );
+    let q = "强令他人违章冒险作业包括哪些情形？";
+    let (kept, dropped, _) = engine.verify_candidates(q, &[&new, &old]).unwrap();
+    assert_eq!(kept, vec![new.clone()], "{dropped:?}");
+    assert_eq!(dropped.len(), 1, "{dropped:?}");
+    assert_eq!(dropped[0].iri, old);
+    assert!(
+        dropped[0].reason.contains("prevails over it") && dropped[0].reason.contains("为准"),
+        "{dropped:?}"
+    );
+    assert!(
+        dropped[0].edge.as_deref().unwrap().contains("以本法为准"),
+        "{dropped:?}"
+    );
+    // Without the newer interpretation in play the older one stands; the newer one is
+    // never dropped for the older.
+    let (kept, dropped, _) = engine.verify_candidates(q, &[&old]).unwrap();
+    assert_eq!((kept.len(), dropped.len()), (1, 0), "{dropped:?}");
+    let (kept, _, _) = engine.verify_candidates(q, &[&old, &new]).unwrap();
+    assert_eq!(
+        kept,
+        vec![new],
+        "the older one is dropped wherever it ranks"
+    );
+}

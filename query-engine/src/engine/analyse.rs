@@ -31,8 +31,12 @@ pub(crate) struct Analysis {
     pub mentions: Vec<ArticleMention>,
     /// Law names the question cites (X法第N条, 《X》) that the store does not hold.
     pub unknown_laws: Vec<String>,
+    /// Those of them whose articles it cites (X法第N条): what it asks is not in the store.
+    pub unknown_cited: Vec<String>,
 }
 
+/// Words joining two citations (…第三条和火星殖民法第三条).
+const CONNECTIVES: &[char] = &['和', '与', '及', '或', '跟', '同', '以', '者'];
 /// Suffixes that make a name a law's (火星殖民法, 某某条例, …).
 const LAW_SUFFIXES: &[&str] = &[
     "法", "法典", "条例", "规定", "办法", "细则", "解释", "决定", "规则", "章程",
@@ -159,7 +163,12 @@ fn unknown_law_name(before: &str) -> Option<String> {
         .rev()
         .filter(|c| !matches!(c, '《' | '》'))
         .collect();
-    let mut name = run.as_str();
+    // Not past an article cited before it (X法第三条和火星殖民法第三条), nor the word joining them.
+    let after_article = article_mention_re()
+        .find_iter(&run)
+        .last()
+        .map_or(0, |m| m.end());
+    let mut name = run[after_article..].trim_start_matches(CONNECTIVES);
     if let Some(i) = name.rfind("中华人民共和国") {
         name = &name[i..];
     } else if let Some((i, w)) = LEAD_INS
@@ -185,7 +194,8 @@ impl Engine {
         if let Some(d) = as_of {
             check_date(d)?;
         }
-        let (mentions, mut unknown_laws) = self.article_mentions(&q);
+        let (mentions, unknown_cited) = self.article_mentions(&q);
+        let mut unknown_laws = unknown_cited.clone();
         for m in quoted_re().captures_iter(&q) {
             let name = m[1].trim();
             if self
@@ -235,6 +245,7 @@ impl Engine {
             decomposed_by,
             mentions,
             unknown_laws,
+            unknown_cited,
         })
     }
 
@@ -316,6 +327,15 @@ mod tests {
         assert_eq!(
             unknown_law_name("《星际航行法》").as_deref(),
             Some("星际航行法")
+        );
+        // Not the article cited before it, nor the word joining them.
+        assert_eq!(
+            unknown_law_name("示范循环法第三条和火星殖民法").as_deref(),
+            Some("火星殖民法")
+        );
+        assert_eq!(
+            unknown_law_name("劳动法第十条之一以及月球采矿条例").as_deref(),
+            Some("月球采矿条例")
         );
         assert_eq!(unknown_law_name("我想知道第"), None);
         assert_eq!(unknown_law_name("合同"), None);

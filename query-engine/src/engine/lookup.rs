@@ -130,32 +130,45 @@ impl Engine {
         self.is_article(&iri)
     }
 
+    /// The refusal of a question that cites only articles of laws the store does not
+    /// hold (火星殖民法第三条…), whatever its type or forced tier: any articles found would
+    /// answer a question it did not ask.
+    pub(crate) fn refusal(&self, a: &Analysis, trace: Trace) -> Option<Answer> {
+        let law = a.unknown_cited.first().filter(|_| a.mentions.is_empty())?;
+        Some(self.law_not_in_store(a, law, trace))
+    }
+
+    fn law_not_in_store(&self, a: &Analysis, law: &str, trace: Trace) -> Answer {
+        let mut warnings = a.warnings.clone();
+        warnings.push(format!(
+            "refused: the question asks for an article of 《{law}》, which is not a law of this store"
+        ));
+        Answer::new(
+            a.question.clone(),
+            1,
+            AnswerKind::LawNotInStore,
+            format!("本库没有《{law}》，无法回答其条文。"),
+            Vec::new(),
+            warnings,
+            trace,
+        )
+    }
+
     /// The answer to an article lookup, when the question is one: the article's text, or
-    /// the reason there is none.
+    /// the reason there is none (also for a law named only as 《X》 that the store lacks).
     pub(crate) fn lookup(&self, a: &Analysis, trace: Trace) -> Option<Answer> {
-        let law_missing = a.mentions.is_empty() && !a.unknown_laws.is_empty();
         let q = &a.question;
         let lookup_type = crate::complexity::intrinsic::classify(q, &a.decomposition)
             == QuestionType::ArticleLookup;
         if !lookup_type {
             return None;
         }
-        let mut warnings = a.warnings.clone();
-        if law_missing {
-            let law = &a.unknown_laws[0];
-            warnings.push(format!(
-                "refused: the question asks for an article of 《{law}》, which is not a law of this store"
-            ));
-            return Some(Answer::new(
-                q.clone(),
-                1,
-                AnswerKind::LawNotInStore,
-                format!("本库没有《{law}》，无法回答其条文。"),
-                Vec::new(),
-                warnings,
-                trace,
-            ));
+        if a.mentions.is_empty()
+            && let Some(law) = a.unknown_laws.first()
+        {
+            return Some(self.law_not_in_store(a, law, trace));
         }
+        let warnings = a.warnings.clone();
         let m = a.mentions.first()?;
         let as_of = a.as_of.as_deref();
         let law = &self.graph.laws[m.law];

@@ -288,16 +288,20 @@ impl Engine {
             decomposed_by: a.decomposed_by.clone(),
             ..Trace::default()
         };
-        if opts.force_tier.is_none() && opts.fixed_top.is_none() {
-            let lookup_trace = Trace {
-                timings_ms: laps.timings.clone(),
-                ..trace.clone()
-            };
-            if let Some(mut answer) = self.lookup(&a, lookup_trace) {
-                laps.lap("lookup");
-                answer.trace.timings_ms = laps.timings;
-                return Ok(answer);
-            }
+        let early_trace = || Trace {
+            timings_ms: laps.timings.clone(),
+            ..trace.clone()
+        };
+        if let Some(answer) = self.refusal(&a, early_trace()) {
+            return Ok(answer);
+        }
+        if opts.force_tier.is_none()
+            && opts.fixed_top.is_none()
+            && let Some(mut answer) = self.lookup(&a, early_trace())
+        {
+            laps.lap("lookup");
+            answer.trace.timings_ms = laps.timings;
+            return Ok(answer);
         }
         let mut warnings = a.warnings.clone();
         for m in &a.mentions {
