@@ -324,7 +324,8 @@ eval-answer-judge: coal model
 
 # Tier 2's and tier 3's rankings replayed offline (scripts/replay_rankings.py): where the
 # missed gold articles of 2+-gold questions rank, a neighbour bonus and citation neighbours;
-# per set, the better of the two lists per question (the ceiling of choosing between them),
+# per set, the better of the two lists (R@10) and contexts (article F1) per question (the
+# ceiling of choosing between them),
 # their fusion, a cap per law, and C_final against the number of gold articles.
 replay-rankings: coal model
 	$(BUILD_EVAL_STORE)
