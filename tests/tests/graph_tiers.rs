@@ -439,3 +439,51 @@ fn tier_four_drops_an_older_interpretation_a_newer_one_prevails_over() {
         "the older one is dropped wherever it ranks"
     );
 }
+
+#[test]
+fn concepts_and_fused_entities_link_exactly_and_fuzzily_with_their_evidence() {
+    let concept = |q: &str, label: &str| {
+        let links = engine().ask(q, &tier(3)).unwrap().trace.links;
+        links
+            .into_iter()
+            .find(|l| l.kind == LinkKind::Concept && l.name.contains(label))
+            .unwrap_or_else(|| panic!("{q}: no concept {label}"))
+    };
+    // 计算机软件保护条例 第三条 defines 软件开发者.
+    let exact = concept("软件开发者对软件享有哪些权利？", "软件开发者");
+    assert_eq!(exact.weight, 1.0, "{exact:?}");
+    assert!(exact.evidence.starts_with("exact name"), "{exact:?}");
+    // 软件的开发者: three of the label's four bigrams, in order.
+    let fuzzy = concept("软件的开发者对软件享有哪些权利？", "软件开发者");
+    assert!(fuzzy.evidence.starts_with("fuzzy name"), "{fuzzy:?}");
+    assert!((0.75..1.0).contains(&fuzzy.weight), "{fuzzy:?}");
+    // Out of order is not the concept: 开发者的软件 has 软件 and 开发者 the wrong way round.
+    let links = engine()
+        .ask("开发者的软件享有哪些权利？", &tier(3))
+        .unwrap()
+        .trace
+        .links;
+    assert!(
+        !links.iter().any(|l| l.name.contains("软件开发者")),
+        "{links:?}"
+    );
+    // A fused entity: 技术措施, defined by 著作权法 and by 信息网络传播权保护条例, is one
+    // coal:Entity in a store that holds both.
+    let dir = coal_tests::process_tempdir();
+    let files = [
+        "民法商法/著作权法(2020-11-11).md",
+        "行政法规/信息网络传播权保护条例(2013-01-30).md",
+    ];
+    coal_tests::build_files_into(&dir, &files, None, kg_build::ArticleVectors::default());
+    let store = Store::open(dir.join("store"), false).unwrap();
+    let two = Engine::open(&store, None, MethodConfig::default()).unwrap();
+    let g = two.graph();
+    let linker = query_engine::link::Linker::new(g);
+    let links = linker.link(g, "规避技术措施要承担什么责任？", &[], None);
+    let entity = links
+        .iter()
+        .find(|l| l.kind == LinkKind::Entity)
+        .unwrap_or_else(|| panic!("{links:?}"));
+    assert!(entity.name.contains("技术措施"), "{entity:?}");
+    assert!(entity.evidence.contains("技术措施"), "{entity:?}");
+}
