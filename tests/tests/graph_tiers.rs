@@ -45,6 +45,15 @@ fn engine() -> &'static Engine {
     })
 }
 
+/// An engine over `files` alone, built and opened without embeddings: for checks of the
+/// graph and the verification that no text search takes part in.
+fn text_only_engine(files: &[&str]) -> Engine {
+    let dir = coal_tests::process_tempdir();
+    coal_tests::build_files_into(&dir, files, None, kg_build::ArticleVectors::default());
+    let store = Store::open(dir.join("store"), false).unwrap();
+    Engine::open(&store, None, MethodConfig::default()).unwrap()
+}
+
 fn tier(t: u8) -> AskOptions {
     AskOptions {
         force_tier: Some(t),
@@ -392,14 +401,10 @@ fn start_up_loads_in_parallel_and_reports_an_encoder_that_fails() {
 fn tier_four_drops_an_older_interpretation_a_newer_one_prevails_over() {
     // 危害生产安全刑事案件 解释（二）(2022) 第十二条: 此前发布的司法解释与本解释不一致的，
     // 以本解释为准 — over the 2015 interpretation of the same matter, built beside it.
-    let dir = coal_tests::process_tempdir();
-    let files = [
+    let engine = text_only_engine(&[
         "司法解释/最高人民法院、最高人民检察院关于办理危害生产安全刑事案件适用法律若干问题的解释(2015-12-14).md",
         "司法解释/最高人民法院、最高人民检察院关于办理危害生产安全刑事案件适用法律若干问题的解释（二）(2022-12-15).md",
-    ];
-    coal_tests::build_files_into(&dir, &files, None, kg_build::ArticleVectors::default());
-    let store = Store::open(dir.join("store"), false).unwrap();
-    let engine = Engine::open(&store, None, MethodConfig::default()).unwrap();
+    ]);
     let law = |newer: bool| {
         engine
             .graph()
@@ -469,14 +474,10 @@ fn concepts_and_fused_entities_link_exactly_and_fuzzily_with_their_evidence() {
     );
     // A fused entity: 技术措施, defined by 著作权法 and by 信息网络传播权保护条例, is one
     // coal:Entity in a store that holds both.
-    let dir = coal_tests::process_tempdir();
-    let files = [
+    let two = text_only_engine(&[
         "民法商法/著作权法(2020-11-11).md",
         "行政法规/信息网络传播权保护条例(2013-01-30).md",
-    ];
-    coal_tests::build_files_into(&dir, &files, None, kg_build::ArticleVectors::default());
-    let store = Store::open(dir.join("store"), false).unwrap();
-    let two = Engine::open(&store, None, MethodConfig::default()).unwrap();
+    ]);
     let g = two.graph();
     let linker = query_engine::link::Linker::new(g);
     let links = linker.link(g, "规避技术措施要承担什么责任？", &[], None);
