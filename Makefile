@@ -336,7 +336,8 @@ replay-rankings: coal model
 	python3 scripts/replay_rankings.py --per-item /tmp/coal-per-item.jsonl --cites /tmp/coal-cites.csv
 
 # Tier 3's weights on a 3x2x2 grid (forced tier 3 on lecoqa.dev and lawbench-3-8.dev); set
-# GRAPH_PATHS, GRAPH_PARAGRAPHS, GRAPH_HEADINGS or ADJACENT_COSTS to grid other values.
+# GRAPH_PATHS, GRAPH_PARAGRAPHS, GRAPH_HEADINGS, ADJACENT_COSTS or GRAPH_ANCHORS to grid other
+# values (GRAPH_ANCHORS="0 5 10" with the shipped weights: what the text seeds bring).
 graph-weights-grid: coal model
 	$(BUILD_EVAL_STORE)
 	scripts/graph_weights_grid.sh $(COAL) $(EVAL_STORE) $(SHARED)

@@ -56,6 +56,12 @@ pub struct MethodConfig {
     /// What a step from an article to the next or previous one of its law costs (a hop
     /// through the chapter costs 2 and more): how near document order keeps neighbours.
     pub graph_adjacent_cost: f64,
+    /// How many of the text ranking's best articles seed tier 3's walk besides the
+    /// question's links. Why text seeds at all: most questions link only concepts or
+    /// topics, and without them forced tier 3's Recall@10 falls .617 → .600 on lecoqa.dev
+    /// and .408 → .362 on lawbench-3-8.dev; 10 gives .618 and .410 (`make
+    /// graph-weights-grid GRAPH_ANCHORS="0 5 10"`, 2026-12-07).
+    pub graph_anchors: usize,
     /// With a chat model, the tiers from this one up first have the model draft a short
     /// answer and search with it too (`draft.rs`): a layperson's question names the
     /// situation, the draft the law and the rule. It costs a generation (seconds on a
@@ -153,6 +159,7 @@ impl MethodConfig {
             graph_max_nodes: 5_000,
             graph_fan_out_penalty: 0.25,
             graph_adjacent_cost: 1.0,
+            graph_anchors: 5,
             draft_from_tier: None,
             draft_weight: 1.0,
             judge_from_tier: None,
@@ -244,6 +251,15 @@ impl MethodConfig {
                 format!(
                     "method.graph_adjacent_cost = {} must be a positive number",
                     self.graph_adjacent_cost
+                ),
+            ));
+        }
+        if self.graph_anchors > 50 {
+            return Err(MethodError::new(
+                "graph_anchors",
+                format!(
+                    "method.graph_anchors = {} is past 50: the walk would start from most of the text ranking",
+                    self.graph_anchors
                 ),
             ));
         }
@@ -350,6 +366,7 @@ mod tests {
         assert!(bad(|c| c.judge_from_tier = Some(0)).contains("method.judge_from_tier = 0"));
         assert!(bad(|c| c.judge_top = 0).contains("method.judge_top = 0"));
         assert!(bad(|c| c.judge_keep = 1.5).contains("method.judge_keep = 1.5"));
+        assert!(bad(|c| c.graph_anchors = 51).contains("method.graph_anchors = 51"));
     }
 
     #[test]

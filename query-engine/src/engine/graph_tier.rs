@@ -37,8 +37,6 @@ use crate::link::{Link, LinkKind};
 use crate::rerank::{GraphFeatures, graph_hand_score, relative_probabilities};
 use crate::retrieve::{HYBRID_CANDIDATES, Hit};
 
-/// Text matches that seed the walk besides the question's links.
-const ANCHORS: usize = 5;
 /// How deep in the text ranking a linked heading must have an article below it to count.
 pub const HEADING_CONFIRMED_WITHIN: usize = 10;
 /// Candidates the tier scores at most.
@@ -91,8 +89,14 @@ struct Evidence {
     best_path: HashMap<NodeId, (bool, f64, usize)>,
 }
 
-/// The question's links, then the text ranking's top articles as anchors.
-fn seeds(g: &crate::graph::StatuteGraph, links: &[Link], text: &[Hit]) -> Vec<Seed> {
+/// The question's links, then the text ranking's first `anchors` articles
+/// (`[method] graph_anchors`).
+fn seeds(
+    g: &crate::graph::StatuteGraph,
+    links: &[Link],
+    text: &[Hit],
+    anchors: usize,
+) -> Vec<Seed> {
     let mut seeds: Vec<Seed> = links
         .iter()
         .map(|l| Seed {
@@ -102,7 +106,7 @@ fn seeds(g: &crate::graph::StatuteGraph, links: &[Link], text: &[Hit]) -> Vec<Se
             name: l.name.clone(),
         })
         .collect();
-    for h in text.iter().take(ANCHORS) {
+    for h in text.iter().take(anchors) {
         if let Some(n) = g.get(&h.iri) {
             seeds.push(Seed {
                 node: n,
@@ -271,7 +275,7 @@ impl Engine {
                 None => l.name.clone(),
             })
             .collect();
-        let seeds = seeds(g, &confirmed, &text);
+        let seeds = seeds(g, &confirmed, &text, self.cfg.graph_anchors);
         let bounds = Bounds::of_method(cfg);
         let searches: Vec<ShortestPaths> = self.with_scratch(|scratch| {
             seeds
