@@ -337,7 +337,8 @@ replay-rankings: coal model
 
 # Tier 3's weights on a 3x2x2 grid (forced tier 3 on lecoqa.dev and lawbench-3-8.dev); set
 # GRAPH_PATHS, GRAPH_PARAGRAPHS, GRAPH_HEADINGS, ADJACENT_COSTS or GRAPH_ANCHORS to grid other
-# values (GRAPH_ANCHORS="0 5 10" with the shipped weights: what the text seeds bring).
+# values (GRAPH_PATHS=0.15 GRAPH_PARAGRAPHS=1.0 GRAPH_HEADINGS=0.25 GRAPH_ANCHORS="0 5 10":
+# what the text seeds bring under the shipped weights).
 graph-weights-grid: coal model
 	$(BUILD_EVAL_STORE)
 	scripts/graph_weights_grid.sh $(COAL) $(EVAL_STORE) $(SHARED)

@@ -81,8 +81,10 @@ def both_tiers(rows):
                          for m in (5, 6, 7, 8, 9))
             f2, f3 = (lambda p: p["tier 2"]["f1"]), (lambda p: p["tier 3"]["f1"])
             print(line)
+            differ = sum(1 for p in chosen if abs(f2(p) - f3(p)) > 1e-9)
             print(f"  article F1 tier 2 {mean(f2, chosen):.3f}, tier 3 {mean(f3, chosen):.3f}, the better per "
-                  f"question {mean(lambda p: max(f2(p), f3(p)), chosen):.3f} (what routing between them could reach)")
+                  f"question {mean(lambda p: max(f2(p), f3(p)), chosen):.3f} (what routing between them could reach; "
+                  f"they differ on {differ} of {len(chosen)})")
             print("  best RRF of the two: R@10 %.3f (tier 3's weight %.1f, k %d)" % fused)
             print("  best cap per law on tier 2's top 10: R@10 %.3f (at most %d)" % capped)
         with_c = [p["tier 2"] for p in pairs if p["tier 2"].get("c_final") is not None]

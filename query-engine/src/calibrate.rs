@@ -904,7 +904,7 @@ mod tests {
             .collect();
         ranked[0] = named; // the named article is in the ranking too: counted once
         ranked[3].gold = 0b001; // another version of the same gold article
-        ranked[8].gold = 0b010; // ninth once the named article leads
+        ranked[9].gold = 0b010; // tenth once the named article leads and its copy is skipped
         ranked[11].gold = 0b100; // twelfth: past the tenth
         let run = TierRun {
             judged_keep: None,
@@ -913,5 +913,21 @@ mod tests {
         };
         assert!((run.recall_at_10(3) - 2.0 / 3.0).abs() < 1e-9);
         assert_eq!(run.recall_at_10(0), 0.0);
+        // Over a group, the routed tier's run counts; questions with 2+ gold apart.
+        let mut two = obs(0.9, 10.0, [false, false, true, false]);
+        two.golds = 2;
+        two.runs[2].ranked[1].gold = 0b10;
+        let group = [obs(0.1, 60.0, [true, false, false, false]), two];
+        let cfg = MethodConfig::default();
+        let r = TierRecall::of(group.iter(), &cfg);
+        assert_eq!(r.questions, 2);
+        assert_eq!(r.forced, [0.5, 0.0, 0.5, 0.0], "{r:?}");
+        let routed: f64 = group
+            .iter()
+            .map(|o| o.runs[o.tier(&cfg) as usize - 1].recall_at_10(o.golds))
+            .sum();
+        assert!((r.routed - routed / 2.0).abs() < 1e-9, "{r:?}");
+        let multi = TierRecall::of(group.iter().filter(|o| o.golds >= 2), &cfg);
+        assert_eq!((multi.questions, multi.forced[2]), (1, 1.0), "{multi:?}");
     }
 }

@@ -60,7 +60,8 @@ pub struct MethodConfig {
     /// question's links. Why text seeds at all: most questions link only concepts or
     /// topics, and without them forced tier 3's Recall@10 falls .617 → .600 on lecoqa.dev
     /// and .408 → .362 on lawbench-3-8.dev; 10 gives .618 and .410 (`make
-    /// graph-weights-grid GRAPH_ANCHORS="0 5 10"`, 2026-12-07).
+    /// graph-weights-grid GRAPH_PATHS=0.15 GRAPH_PARAGRAPHS=1.0 GRAPH_HEADINGS=0.25
+    /// GRAPH_ANCHORS="0 5 10"`, 2026-12-07).
     pub graph_anchors: usize,
     /// With a chat model, the tiers from this one up first have the model draft a short
     /// answer and search with it too (`draft.rs`): a layperson's question names the
@@ -258,7 +259,7 @@ impl MethodConfig {
             return Err(MethodError::new(
                 "graph_anchors",
                 format!(
-                    "method.graph_anchors = {} is past 50: the walk would start from most of the text ranking",
+                    "method.graph_anchors = {} is past 50: the walk would start from half the text ranking and more",
                     self.graph_anchors
                 ),
             ));

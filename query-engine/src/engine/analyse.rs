@@ -35,8 +35,10 @@ pub(crate) struct Analysis {
     pub unknown_cited: Vec<String>,
 }
 
-/// Words joining two citations (…第三条和火星殖民法第三条).
+/// Words joining two citations (…第三条和火星殖民法第三条), trimmed after a citation only.
 const CONNECTIVES: &[char] = &['和', '与', '及', '或', '跟', '同', '以', '者'];
+/// How a question points back at a law it has named (本法第三条, 该条例第五条): not a name.
+const ANAPHORA: &[&str] = &["本", "该", "此", "这", "上述", "前述", "上面", "前面"];
 /// Suffixes that make a name a law's (火星殖民法, 某某条例, …).
 const LAW_SUFFIXES: &[&str] = &[
     "法", "法典", "条例", "规定", "办法", "细则", "解释", "决定", "规则", "章程",
@@ -151,24 +153,37 @@ pub(crate) fn numeral(s: &str) -> Option<u32> {
     coal_corpus::parse_chinese_numeral(&s.replace('两', "二"))
 }
 
+/// `第N条`, `第N款`, `第N项`: where a citation before a name ends.
+fn provision_re() -> &'static regex::Regex {
+    static R: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    R.get_or_init(|| {
+        regex::Regex::new(
+            "第[零〇一二三四五六七八九十百千两0-9]+[条款项](?:之[一二三四五六七八九十]+)?",
+        )
+        .unwrap()
+    })
+}
+
 /// The name a question gives a law it cites but the store lacks: the run of Chinese
-/// characters before `第`, without lead-ins, when it ends like a law's name.
+/// characters (and digits) before `第`, without lead-ins, when it ends like a law's name
+/// and is not a pointer back (本法, 该条例) or a bare kind of rules (司法解释).
 fn unknown_law_name(before: &str) -> Option<String> {
     let run: String = before
         .chars()
         .rev()
-        .take_while(|&c| han(c) || matches!(c, '《' | '》'))
+        .take_while(|&c| han(c) || c.is_ascii_digit() || matches!(c, '《' | '》'))
         .collect::<Vec<char>>()
         .into_iter()
         .rev()
         .filter(|c| !matches!(c, '《' | '》'))
         .collect();
-    // Not past an article cited before it (X法第三条和火星殖民法第三条), nor the word joining them.
-    let after_article = article_mention_re()
-        .find_iter(&run)
-        .last()
-        .map_or(0, |m| m.end());
-    let mut name = run[after_article..].trim_start_matches(CONNECTIVES);
+    // Not past a provision cited before it (X法第三条第二款和火星殖民法第三条), nor the word
+    // joining them.
+    let after_provision = provision_re().find_iter(&run).last().map(|m| m.end());
+    let mut name = match after_provision {
+        Some(end) => run[end..].trim_start_matches(CONNECTIVES),
+        None => run.as_str(),
+    };
     if let Some(i) = name.rfind("中华人民共和国") {
         name = &name[i..];
     } else if let Some((i, w)) = LEAD_INS
@@ -178,8 +193,38 @@ fn unknown_law_name(before: &str) -> Option<String> {
     {
         name = &name[i + w.len()..];
     }
-    (name.chars().count() >= 2 && LAW_SUFFIXES.iter().any(|s| name.ends_with(s)))
-        .then(|| name.to_owned())
+    let pointer = ANAPHORA.iter().any(|a| name.starts_with(a));
+    let bare_kind = LAW_SUFFIXES.iter().any(|s| {
+        name.strip_suffix(s)
+            .is_some_and(|rest| rest.is_empty() || rest == "司法" || rest == "有关")
+    });
+    (name.chars().count() >= 2
+        && !pointer
+        && !bare_kind
+        && LAW_SUFFIXES.iter().any(|s| name.ends_with(s)))
+    .then(|| name.to_owned())
+}
+
+/// The name in the 《…》 that `before` ends with, if it does.
+fn last_quoted(before: &str) -> Option<&str> {
+    let inner = before.trim_end().strip_suffix('》')?;
+    let start = inner.rfind('《')?;
+    Some(inner[start + '《'.len_utf8()..].trim())
+}
+
+/// Whether `name` could be an abbreviation of one of `laws` (民诉法 of 民事诉讼法): its
+/// characters in order within a law's name, first and last included.
+fn abbreviates_any<'a>(name: &str, mut laws: impl Iterator<Item = &'a String>) -> bool {
+    let short: Vec<char> = name.chars().collect();
+    laws.any(|law| {
+        let mut want = short.iter().peekable();
+        for c in law.chars() {
+            if want.peek() == Some(&&c) {
+                want.next();
+            }
+        }
+        want.peek().is_none() && law.starts_with(short[0]) && law.ends_with(short[short.len() - 1])
+    })
 }
 
 impl Engine {
@@ -194,8 +239,14 @@ impl Engine {
         if let Some(d) = as_of {
             check_date(d)?;
         }
-        let (mentions, unknown_cited) = self.article_mentions(&q);
-        let mut unknown_laws = unknown_cited.clone();
+        let (mentions, cited) = self.article_mentions(&q);
+        let mut unknown_laws = cited.clone();
+        // A name that could abbreviate a law of the store (民诉法) is warned about, not
+        // refused.
+        let unknown_cited = cited
+            .into_iter()
+            .filter(|n| !self.may_abbreviate_a_law(n))
+            .collect();
         for m in quoted_re().captures_iter(&q) {
             let name = m[1].trim();
             if self
@@ -263,6 +314,20 @@ impl Engine {
             ) else {
                 continue;
             };
+            // 《中华人民共和国火星劳动法》第三条 is not 劳动法's, though its name ends so.
+            let quoted_unknown = last_quoted(before).filter(|name| {
+                !self
+                    .linker
+                    .law_names
+                    .contains_key(&coal_corpus::question_name(name))
+                    && LAW_SUFFIXES.iter().any(|s| name.ends_with(s))
+            });
+            if let Some(name) = quoted_unknown {
+                if !unknown.iter().any(|u| u == name) {
+                    unknown.push(name.to_owned());
+                }
+                continue;
+            }
             match self.linker.law_ending(before) {
                 Some((law, _)) => out.push(ArticleMention {
                     law,
@@ -282,6 +347,12 @@ impl Engine {
         (out, unknown)
     }
 
+    /// Whether a name the store does not hold could be short for a law it does (民诉法).
+    pub(crate) fn may_abbreviate_a_law(&self, name: &str) -> bool {
+        let n = coal_corpus::question_name(name);
+        !n.is_empty() && abbreviates_any(&n, self.linker.law_names.keys())
+    }
+
     /// The article node a mention names in the current version, if it exists.
     pub(crate) fn mention_node(&self, m: &ArticleMention) -> Option<NodeId> {
         let v = &self.graph.laws[m.law].version_iri;
@@ -293,6 +364,20 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn abbreviations_of_held_laws_and_quoted_names_are_recognised() {
+        let laws = ["民事诉讼法".to_owned(), "劳动合同法".to_owned()];
+        assert!(abbreviates_any("民诉法", laws.iter()));
+        assert!(abbreviates_any("劳动合同法", laws.iter()));
+        assert!(!abbreviates_any("火星殖民法", laws.iter()));
+        // In order, first and last characters kept.
+        assert!(!abbreviates_any("诉民法", laws.iter()));
+        assert!(!abbreviates_any("事诉讼法", laws.iter()));
+        assert_eq!(last_quoted("请问《火星劳动法》 "), Some("火星劳动法"));
+        assert_eq!(last_quoted("请问火星劳动法"), None);
+        assert_eq!(last_quoted("》"), None);
+    }
 
     #[test]
     fn impossible_dates_are_refused_with_the_reason() {
@@ -337,6 +422,23 @@ mod tests {
             unknown_law_name("劳动法第十条之一以及月球采矿条例").as_deref(),
             Some("月球采矿条例")
         );
+        assert_eq!(
+            unknown_law_name("劳动法第3条和火星殖民法").as_deref(),
+            Some("火星殖民法")
+        );
+        assert_eq!(
+            unknown_law_name("劳动法第三条第二款和火星殖民法").as_deref(),
+            Some("火星殖民法")
+        );
+        // Without a citation before it, a name starting like a connective keeps it.
+        assert_eq!(
+            unknown_law_name("同居关系解除办法").as_deref(),
+            Some("同居关系解除办法")
+        );
+        // Pointers back and bare kinds of rules are not names.
+        for before in ["本法", "该条例", "根据上述规定", "司法解释", "这部法"] {
+            assert_eq!(unknown_law_name(before), None, "{before}");
+        }
         assert_eq!(unknown_law_name("我想知道第"), None);
         assert_eq!(unknown_law_name("合同"), None);
     }

@@ -275,7 +275,7 @@ impl Engine {
                 None => l.name.clone(),
             })
             .collect();
-        let seeds = seeds(g, &confirmed, &text, self.cfg.graph_anchors);
+        let seeds = seeds(g, &confirmed, &text, cfg.graph_anchors);
         let bounds = Bounds::of_method(cfg);
         let searches: Vec<ShortestPaths> = self.with_scratch(|scratch| {
             seeds

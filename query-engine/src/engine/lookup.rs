@@ -131,10 +131,25 @@ impl Engine {
     }
 
     /// The refusal of a question that cites only articles of laws the store does not
-    /// hold (火星殖民法第三条…), whatever its type or forced tier: any articles found would
-    /// answer a question it did not ask.
+    /// hold (火星殖民法第三条…), or asks for the text of one it names (《火星殖民法》里第三条
+    /// 是什么), whatever its forced tier: any articles found would answer a question it
+    /// did not ask.
     pub(crate) fn refusal(&self, a: &Analysis, trace: Trace) -> Option<Answer> {
-        let law = a.unknown_cited.first().filter(|_| a.mentions.is_empty())?;
+        if !a.mentions.is_empty() {
+            return None;
+        }
+        let lookup = || {
+            crate::complexity::intrinsic::classify(&a.question, &a.decomposition)
+                == QuestionType::ArticleLookup
+        };
+        let law = match a.unknown_cited.first() {
+            Some(law) => law,
+            None => a
+                .unknown_laws
+                .iter()
+                .find(|n| !self.may_abbreviate_a_law(n))
+                .filter(|_| lookup())?,
+        };
         Some(self.law_not_in_store(a, law, trace))
     }
 
@@ -155,18 +170,13 @@ impl Engine {
     }
 
     /// The answer to an article lookup, when the question is one: the article's text, or
-    /// the reason there is none (also for a law named only as 《X》 that the store lacks).
+    /// the reason there is none.
     pub(crate) fn lookup(&self, a: &Analysis, trace: Trace) -> Option<Answer> {
         let q = &a.question;
         let lookup_type = crate::complexity::intrinsic::classify(q, &a.decomposition)
             == QuestionType::ArticleLookup;
         if !lookup_type {
             return None;
-        }
-        if a.mentions.is_empty()
-            && let Some(law) = a.unknown_laws.first()
-        {
-            return Some(self.law_not_in_store(a, law, trace));
         }
         let warnings = a.warnings.clone();
         let m = a.mentions.first()?;
