@@ -73,6 +73,19 @@ fn a_law_the_store_does_not_hold_and_an_impossible_date_are_refused() {
             .contains("《示循法》 is not a law of this store"),
         "{a}"
     );
+    // After a separator, a held law's name in 《》 is that law (sociallawqa writes
+    // 《社会法-安全生产法》).
+    let a = ask_json(
+        &s,
+        &[],
+        "这家单位是否符合《社会法-示范循环法》第三条的规定？",
+    );
+    assert!(
+        a["citations"]
+            .to_string()
+            .contains("示范循环法/2021-01-01/art_3"),
+        "{a}"
+    );
     // Beside an article of a law it holds, the unknown one is only warned about.
     let a = ask_json(&s, &[], "示范循环法第三条和火星殖民法第三条有什么不同？");
     assert!(

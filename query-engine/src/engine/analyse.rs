@@ -314,14 +314,11 @@ impl Engine {
             ) else {
                 continue;
             };
-            // 《中华人民共和国火星劳动法》第三条 is not 劳动法's, though its name ends so.
-            let quoted_unknown = last_quoted(before).filter(|name| {
-                !self
-                    .linker
-                    .law_names
-                    .contains_key(&coal_corpus::question_name(name))
-                    && LAW_SUFFIXES.iter().any(|s| name.ends_with(s))
-            });
+            // 《中华人民共和国火星劳动法》第三条 is not 劳动法's, though its name ends so;
+            // 《社会法-劳动法》第三条 is.
+            let quoted_unknown = last_quoted(before)
+                .filter(|name| !self.quoted_law_is_held(name))
+                .filter(|name| LAW_SUFFIXES.iter().any(|s| name.ends_with(s)));
             if let Some(name) = quoted_unknown {
                 if !unknown.iter().any(|u| u == name) {
                     unknown.push(name.to_owned());
@@ -345,6 +342,20 @@ impl Engine {
             }
         }
         (out, unknown)
+    }
+
+    /// Whether a name in 《》 is a held law's: the name itself, or a held law's name after
+    /// a separator (社会法-劳动法), not after more of a word (火星劳动法).
+    fn quoted_law_is_held(&self, name: &str) -> bool {
+        let q = coal_corpus::question_name(name);
+        if self.linker.law_names.contains_key(&q) {
+            return true;
+        }
+        let Some((_, len)) = self.linker.law_ending(&q) else {
+            return false;
+        };
+        let chars: Vec<char> = q.chars().collect();
+        !han(chars[chars.len() - len - 1])
     }
 
     /// Whether a name the store does not hold could be short for a law it does (民诉法).
