@@ -412,40 +412,20 @@ mod tests {
 
     #[test]
     fn an_unknown_law_is_named_without_the_words_before_it() {
-        assert_eq!(
-            unknown_law_name("中华人民共和国火星殖民法").as_deref(),
-            Some("中华人民共和国火星殖民法")
-        );
-        assert_eq!(
-            unknown_law_name("请问月球采矿条例").as_deref(),
-            Some("月球采矿条例")
-        );
-        assert_eq!(
-            unknown_law_name("《星际航行法》").as_deref(),
-            Some("星际航行法")
-        );
-        // Not the article cited before it, nor the word joining them.
-        assert_eq!(
-            unknown_law_name("示范循环法第三条和火星殖民法").as_deref(),
-            Some("火星殖民法")
-        );
-        assert_eq!(
-            unknown_law_name("劳动法第十条之一以及月球采矿条例").as_deref(),
-            Some("月球采矿条例")
-        );
-        assert_eq!(
-            unknown_law_name("劳动法第3条和火星殖民法").as_deref(),
-            Some("火星殖民法")
-        );
-        assert_eq!(
-            unknown_law_name("劳动法第三条第二款和火星殖民法").as_deref(),
-            Some("火星殖民法")
-        );
-        // Without a citation before it, a name starting like a connective keeps it.
-        assert_eq!(
-            unknown_law_name("同居关系解除办法").as_deref(),
-            Some("同居关系解除办法")
-        );
+        for (before, name) in [
+            ("中华人民共和国火星殖民法", "中华人民共和国火星殖民法"),
+            ("请问月球采矿条例", "月球采矿条例"),
+            ("《星际航行法》", "星际航行法"),
+            // Not the provision cited before it, nor the word joining them.
+            ("示范循环法第三条和火星殖民法", "火星殖民法"),
+            ("劳动法第十条之一以及月球采矿条例", "月球采矿条例"),
+            ("劳动法第3条和火星殖民法", "火星殖民法"),
+            ("劳动法第三条第二款和火星殖民法", "火星殖民法"),
+            // Without a citation before it, a name starting like a connective keeps it.
+            ("同居关系解除办法", "同居关系解除办法"),
+        ] {
+            assert_eq!(unknown_law_name(before).as_deref(), Some(name), "{before}");
+        }
         // Pointers back and bare kinds of rules are not names.
         for before in ["本法", "该条例", "根据上述规定", "司法解释", "这部法"] {
             assert_eq!(unknown_law_name(before), None, "{before}");
