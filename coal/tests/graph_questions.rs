@@ -62,6 +62,10 @@ fn a_law_the_store_does_not_hold_and_an_impossible_date_are_refused() {
             "{q} {extra:?}: {err}"
         );
     }
+    // Punctuation alone is no question.
+    let out = coal(&["ask", "--store", &s, "？？？ ……"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("no words"), "{}", stderr(&out));
     // A pointer back (本法) is no law's name, and a name that could abbreviate a held law
     // (示循法 for 示范循环法) is warned about: neither is refused.
     let a = ask_json(&s, &[], "本法第三条规定劳动者每周休息几天？");

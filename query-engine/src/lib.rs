@@ -35,6 +35,8 @@ pub enum QueryError {
     Store(#[from] kg_store::StoreError),
     #[error("the question is empty")]
     EmptyQuestion,
+    #[error("the question has no words, only punctuation or symbols")]
+    NoWords,
     #[error("a law name and an article label are needed")]
     LookupNeedsLawAndLabel,
     /// The store's vectors and the configured encoder are different models.

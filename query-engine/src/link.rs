@@ -1,7 +1,8 @@
 //! Question → graph linking: which nodes of the statute graph a question names or is
 //! about, each link with its evidence.
 //!
-//! - laws by name (title or short name, 中华人民共和国, brackets and spaces ignored);
+//! - laws by name (title or short name, 中华人民共和国, brackets and spaces ignored, or a
+//!   short form in common use: 民诉法, 道交法, [`LAW_ALIASES`]);
 //! - articles named with their law (劳动合同法第四十七条);
 //! - concepts, fused entities and the terms of LLM triples by label or alternative label,
 //!   exactly (longest match first) or fuzzily (most of a label's character bigrams in one
@@ -121,6 +122,35 @@ fn han(c: char) -> bool {
     ('\u{4e00}'..='\u{9fff}').contains(&c)
 }
 
+/// Short forms of laws' names in common use (民诉法 for 民事诉讼法), each read as the law
+/// when the store holds it under the full short name. A list, not a rule: a rule such as
+/// "the name's characters in order" reads 合同法 (repealed) as 合同违法行为监督处理办法.
+/// Forms that other words contain are left out (消法 in 取消法人资格, 老年法 in 老年法律).
+pub const LAW_ALIASES: &[(&str, &str)] = &[
+    ("民诉法", "民事诉讼法"),
+    ("刑诉法", "刑事诉讼法"),
+    ("行诉法", "行政诉讼法"),
+    ("道交法", "道路交通安全法"),
+    ("消保法", "消费者权益保护法"),
+    ("个税法", "个人所得税法"),
+    ("治安处罚法", "治安管理处罚法"),
+    ("未保法", "未成年人保护法"),
+    ("妇保法", "妇女权益保障法"),
+    ("残保法", "残疾人保障法"),
+    ("国赔法", "国家赔偿法"),
+    ("劳动仲裁法", "劳动争议调解仲裁法"),
+    ("社保法", "社会保险法"),
+    ("环保法", "环境保护法"),
+    ("食安法", "食品安全法"),
+    ("税收征管法", "税收征收管理法"),
+    ("土管法", "土地管理法"),
+    ("个保法", "个人信息保护法"),
+    ("网安法", "网络安全法"),
+    ("电商法", "电子商务法"),
+    ("反家暴法", "反家庭暴力法"),
+    ("工伤条例", "工伤保险条例"),
+];
+
 impl Linker {
     pub fn new(g: &StatuteGraph) -> Linker {
         let mut law_names = HashMap::new();
@@ -131,6 +161,11 @@ impl Linker {
             law_names
                 .entry(coal_corpus::question_name(&l.title))
                 .or_insert(i);
+        }
+        for (alias, full) in LAW_ALIASES {
+            if let Some(&i) = law_names.get(*full) {
+                law_names.entry((*alias).to_owned()).or_insert(i);
+            }
         }
         let longest_law_name = law_names
             .keys()

@@ -488,3 +488,36 @@ fn concepts_and_fused_entities_link_exactly_and_fuzzily_with_their_evidence() {
     assert!(entity.name.contains("技术措施"), "{entity:?}");
     assert!(entity.evidence.contains("技术措施"), "{entity:?}");
 }
+
+#[test]
+fn a_law_is_found_by_its_short_form_in_common_use() {
+    // 妇保法 is 妇女权益保障法: its article is looked up in the version in force.
+    let a = engine()
+        .ask("妇保法第二条的内容是什么？", &AskOptions::default())
+        .unwrap();
+    assert_eq!(
+        a.citations
+            .iter()
+            .map(|c| c.iri.as_str())
+            .collect::<Vec<_>>(),
+        vec![format!("{ELI}妇女权益保障法/2022-10-30/art_2").as_str()],
+        "{a:?}"
+    );
+    assert!(
+        a.warnings.iter().all(|w| !w.contains("not a law")),
+        "{:?}",
+        a.warnings
+    );
+    // And it links the law, with the form the question used as evidence.
+    let links = engine()
+        .ask("妇保法规定妇女享有哪些权利？", &tier(3))
+        .unwrap()
+        .trace
+        .links;
+    let law = links
+        .iter()
+        .find(|l| l.kind == LinkKind::Law)
+        .unwrap_or_else(|| panic!("{links:?}"));
+    assert_eq!(law.name, "《妇女权益保障法》");
+    assert!(law.evidence.contains("妇保法"), "{law:?}");
+}

@@ -108,6 +108,10 @@ pub(crate) fn clean(question: &str, warnings: &mut Vec<String>) -> Result<String
     if q.is_empty() {
         return Err(QueryError::EmptyQuestion);
     }
+    // ？？？ would be answered with whatever ranks first for nothing.
+    if !q.chars().any(char::is_alphanumeric) {
+        return Err(QueryError::NoWords);
+    }
     // The statutes are Chinese: a question without a Chinese character matches them
     // only by accident (numbers, the multilingual embedding's rough alignment).
     if !q.chars().any(han) {
