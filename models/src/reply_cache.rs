@@ -146,6 +146,43 @@ impl CachedChat {
     }
 }
 
+impl CachedChat {
+    /// The cached reply for each of `users` under (`call`, `system`); `ask` is called
+    /// once, with those the cache lacks, and its replies (in their order) are remembered.
+    fn cached_many(
+        &self,
+        call: &str,
+        system: &str,
+        users: &[&str],
+        ask: impl FnOnce(&[&str]) -> Result<Vec<String>, ModelError>,
+    ) -> Result<Vec<String>, ModelError> {
+        let keys: Vec<String> = users.iter().map(|u| self.key(call, system, u)).collect();
+        let mut replies = Vec::with_capacity(users.len());
+        for k in &keys {
+            replies.push(self.lookup(k)?);
+        }
+        let missing: Vec<usize> = (0..users.len()).filter(|&i| replies[i].is_none()).collect();
+        if missing.is_empty() {
+            return Ok(replies.into_iter().flatten().collect());
+        }
+        let asked: Vec<&str> = missing.iter().map(|&i| users[i]).collect();
+        let fresh = ask(&asked)?;
+        if fresh.len() != asked.len() {
+            return Err(ModelError::Chat(format!(
+                "{} gave {} replies to {} messages",
+                self.inner.id(),
+                fresh.len(),
+                asked.len()
+            )));
+        }
+        for (&i, reply) in missing.iter().zip(fresh) {
+            self.remember(keys[i].clone(), &reply)?;
+            replies[i] = Some(reply);
+        }
+        Ok(replies.into_iter().flatten().collect())
+    }
+}
+
 /// The cache's call kind of a judgement between `options`.
 fn options_call(options: &[&str]) -> String {
     format!("options\u{1f}{}", options.join("\u{1f}"))
@@ -245,63 +282,22 @@ impl ChatModel for CachedChat {
         users: &[&str],
         options: &[&str],
     ) -> Result<Vec<Vec<f64>>, ModelError> {
-        let call = options_call(options);
-        let keys: Vec<String> = users.iter().map(|u| self.key(&call, system, u)).collect();
-        let mut found = Vec::with_capacity(users.len());
-        for k in &keys {
-            found.push(match self.lookup(k)? {
-                Some(reply) => Some(self.probabilities(&reply)?),
-                None => None,
-            });
-        }
-        let missing: Vec<usize> = (0..users.len()).filter(|&i| found[i].is_none()).collect();
-        if !missing.is_empty() {
-            let asked: Vec<&str> = missing.iter().map(|&i| users[i]).collect();
+        let replies = self.cached_many(&options_call(options), system, users, |asked| {
             let fresh = self
                 .inner
-                .option_probabilities_many(system, &asked, options)?;
-            if fresh.len() != asked.len() {
-                return Err(ModelError::Chat(format!(
-                    "{} gave {} judgements for {} messages",
-                    self.inner.id(),
-                    fresh.len(),
-                    asked.len()
-                )));
-            }
-            for (&i, p) in missing.iter().zip(fresh) {
-                let reply =
-                    serde_json::to_string(&p).map_err(|e| ModelError::Chat(e.to_string()))?;
-                self.remember(keys[i].clone(), &reply)?;
-                found[i] = Some(p);
-            }
-        }
-        Ok(found.into_iter().map(Option::unwrap_or_default).collect())
+                .option_probabilities_many(system, asked, options)?;
+            fresh
+                .iter()
+                .map(|p| serde_json::to_string(p).map_err(|e| ModelError::Chat(e.to_string())))
+                .collect()
+        })?;
+        replies.iter().map(|r| self.probabilities(r)).collect()
     }
 
     fn complete_many(&self, system: &str, users: &[&str]) -> Result<Vec<String>, ModelError> {
-        let keys: Vec<String> = users.iter().map(|u| self.key("text", system, u)).collect();
-        let mut replies = Vec::with_capacity(users.len());
-        for k in &keys {
-            replies.push(self.lookup(k)?);
-        }
-        let missing: Vec<usize> = (0..users.len()).filter(|&i| replies[i].is_none()).collect();
-        if !missing.is_empty() {
-            let asked: Vec<&str> = missing.iter().map(|&i| users[i]).collect();
-            let fresh = self.inner.complete_many(system, &asked)?;
-            if fresh.len() != asked.len() {
-                return Err(ModelError::Chat(format!(
-                    "{} gave {} replies to {} messages",
-                    self.inner.id(),
-                    fresh.len(),
-                    asked.len()
-                )));
-            }
-            for (&i, reply) in missing.iter().zip(fresh) {
-                self.remember(keys[i].clone(), &reply)?;
-                replies[i] = Some(reply);
-            }
-        }
-        Ok(replies.into_iter().map(Option::unwrap_or_default).collect())
+        self.cached_many("text", system, users, |asked| {
+            self.inner.complete_many(system, asked)
+        })
     }
 
     fn one_at_a_time(&self) -> bool {

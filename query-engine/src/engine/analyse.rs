@@ -33,6 +33,8 @@ pub(crate) struct Analysis {
     pub unknown_laws: Vec<String>,
     /// Those of them whose articles it cites (X法第N条): what it asks is not in the store.
     pub unknown_cited: Vec<String>,
+    /// The question asks for an article's text ("X法第N条的内容是什么").
+    pub is_lookup: bool,
 }
 
 /// Words joining two citations (…第三条和火星殖民法第三条), trimmed after a citation only.
@@ -292,7 +294,10 @@ impl Engine {
                 "rules".to_owned(),
             ),
         };
+        let is_lookup = complexity::intrinsic::classify(&q, &decomposition)
+            == crate::complexity::QuestionType::ArticleLookup;
         Ok(Analysis {
+            is_lookup,
             question: q,
             warnings,
             as_of: as_of.map(str::to_owned),

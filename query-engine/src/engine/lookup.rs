@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use super::Engine;
 use super::analyse::{Analysis, ArticleMention};
 use super::answer::{Answer, AnswerKind, ContextArticle, Trace};
-use crate::complexity::QuestionType;
 
 /// When a law version is in force: from its date until the next version's.
 #[derive(Debug, Clone)]
@@ -134,23 +133,19 @@ impl Engine {
     /// hold (火星殖民法第三条…), or asks for the text of one it names (《火星殖民法》里第三条
     /// 是什么), whatever its forced tier: any articles found would answer a question it
     /// did not ask.
-    pub(crate) fn refusal(&self, a: &Analysis, trace: Trace) -> Option<Answer> {
+    pub(crate) fn refusal(&self, a: &Analysis, trace: impl FnOnce() -> Trace) -> Option<Answer> {
         if !a.mentions.is_empty() {
             return None;
         }
-        let lookup = || {
-            crate::complexity::intrinsic::classify(&a.question, &a.decomposition)
-                == QuestionType::ArticleLookup
-        };
         let law = match a.unknown_cited.first() {
             Some(law) => law,
             None => a
                 .unknown_laws
                 .iter()
                 .find(|n| !self.may_abbreviate_a_law(n))
-                .filter(|_| lookup())?,
+                .filter(|_| a.is_lookup)?,
         };
-        Some(self.law_not_in_store(a, law, trace))
+        Some(self.law_not_in_store(a, law, trace()))
     }
 
     fn law_not_in_store(&self, a: &Analysis, law: &str, trace: Trace) -> Answer {
@@ -173,9 +168,7 @@ impl Engine {
     /// the reason there is none.
     pub(crate) fn lookup(&self, a: &Analysis, trace: Trace) -> Option<Answer> {
         let q = &a.question;
-        let lookup_type = crate::complexity::intrinsic::classify(q, &a.decomposition)
-            == QuestionType::ArticleLookup;
-        if !lookup_type {
+        if !a.is_lookup {
             return None;
         }
         let warnings = a.warnings.clone();

@@ -292,11 +292,12 @@ impl Engine {
             timings_ms: laps.timings.clone(),
             ..trace.clone()
         };
-        if let Some(answer) = self.refusal(&a, early_trace()) {
+        if let Some(answer) = self.refusal(&a, early_trace) {
             return Ok(answer);
         }
         if opts.force_tier.is_none()
             && opts.fixed_top.is_none()
+            && a.is_lookup
             && let Some(mut answer) = self.lookup(&a, early_trace())
         {
             laps.lap("lookup");
