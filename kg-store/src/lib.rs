@@ -26,9 +26,7 @@ pub use layout::{Manifest, StoreDir, now_rfc3339};
 pub use oxigraph;
 pub use remote::RemoteGraph;
 pub use rows::{ArticleRow, LawRow, LawVersionRow, Metadata};
-pub use text_index::{
-    FieldWeights, IndexedArticle, LawArticles, TextHit, TextIndex, TextIndexWriter,
-};
+pub use text_index::{FieldWeights, IndexedArticle, LawArticles, TextIndex, TextIndexWriter};
 pub use vectors::{
     EmbeddingCache, IndexKeys, TextKey, VectorHit, VectorIndex, VectorIndexReport,
     VectorIndexWriter, index_keys,

@@ -194,10 +194,10 @@ impl Retriever {
             .text
             .search(question, k, include_old)?
             .into_iter()
-            .map(|h| Hit {
-                iri: h.article.iri,
-                score: h.score,
-                bm25: Some(h.score),
+            .map(|(iri, score)| Hit {
+                iri,
+                score,
+                bm25: Some(score),
                 dense: None,
             })
             .collect())
