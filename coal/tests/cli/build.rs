@@ -501,8 +501,8 @@ fn bm25_scores(store: &Path) -> Vec<(String, String, String)> {
         "国家采取什么措施保障妇女权益",
         "用人单位",
     ] {
-        for h in index.search(q, 100, true).unwrap() {
-            all.push((q.to_owned(), h.article.iri, format!("{:.6}", h.score)));
+        for (iri, score) in index.search(q, 100, true).unwrap() {
+            all.push((q.to_owned(), iri, format!("{score:.6}")));
         }
     }
     all.sort();
