@@ -89,6 +89,27 @@ pub(crate) fn minmax(scores: &HashMap<String, f32>) -> HashMap<String, f32> {
         .collect()
 }
 
+fn dense_hits(hits: Vec<kg_store::VectorHit>) -> Vec<Hit> {
+    hits.into_iter()
+        .map(|h| Hit {
+            iri: h.iri,
+            score: h.score,
+            bm25: None,
+            dense: Some(h.score),
+        })
+        .collect()
+}
+
+fn paragraph_hits(hits: Vec<kg_store::VectorHit>) -> Vec<ParagraphHit> {
+    hits.into_iter()
+        .map(|h| ParagraphHit {
+            article: kg_store::statute_graph::article_of(&h.iri).to_owned(),
+            iri: h.iri,
+            score: h.score,
+        })
+        .collect()
+}
+
 impl Retriever {
     /// Opens the build's indexes. Dense search needs both the vector index and an
     /// embedder of the same model.
@@ -263,16 +284,7 @@ impl Retriever {
         let Some(vectors) = &self.vectors else {
             return Err(QueryError::DenseNeedsEmbeddings);
         };
-        Ok(vectors
-            .search(q, k, include_old)?
-            .into_iter()
-            .map(|h| Hit {
-                iri: h.iri,
-                score: h.score,
-                bm25: None,
-                dense: Some(h.score),
-            })
-            .collect())
+        Ok(dense_hits(vectors.search(q, k, include_old)?))
     }
 
     /// Does the build have 款 vectors (builds before they existed do not)?
@@ -289,14 +301,28 @@ impl Retriever {
             (None, Some(v)) => v.search_paragraphs(q, k)?,
             (None, None) => return Ok(Vec::new()),
         };
-        Ok(hits
-            .into_iter()
-            .map(|h| ParagraphHit {
-                article: kg_store::statute_graph::article_of(&h.iri).to_owned(),
-                iri: h.iri,
-                score: h.score,
-            })
-            .collect())
+        Ok(paragraph_hits(hits))
+    }
+
+    /// [`Retriever::dense_by_vector`] of current versions and
+    /// [`Retriever::dense_paragraphs`] together: one scan of the index when the 款 share
+    /// the article index (builds since they do), the two searches otherwise.
+    pub fn dense_with_paragraphs(
+        &self,
+        q: &[f32],
+        k: usize,
+        k_paragraphs: usize,
+    ) -> Result<(Vec<Hit>, Vec<ParagraphHit>), QueryError> {
+        match (&self.paragraphs, &self.vectors) {
+            (None, Some(v)) => {
+                let (articles, paragraphs) = v.search_with_paragraphs(q, k, k_paragraphs)?;
+                Ok((dense_hits(articles), paragraph_hits(paragraphs)))
+            }
+            _ => Ok((
+                self.dense_by_vector(q, k, false)?,
+                self.dense_paragraphs(q, k_paragraphs)?,
+            )),
+        }
     }
 
     /// Fuses BM25 and dense candidate lists (both computed once, reusable by callers that

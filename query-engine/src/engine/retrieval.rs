@@ -55,20 +55,30 @@ impl Engine {
         lap("bigram", &mut t);
         let query = self.retriever.embed_query(q)?;
         lap("embed", &mut t);
-        let dense = self.in_force(
-            self.retriever.dense_by_vector(&query, n, old_too)?,
-            as_of,
-            HYBRID_CANDIDATES,
-        );
-        lap("dense", &mut t);
         // The 款 index holds current versions: the graph tiers, which use it, give way to
-        // tier 2 with a date.
-        let paragraphs = match as_of {
-            None => self
-                .retriever
-                .dense_paragraphs(&query, PARAGRAPH_CANDIDATES)?,
-            Some(_) => Vec::new(),
+        // tier 2 with a date. Without a date both lists come from one scan.
+        let (dense, paragraphs) = match as_of {
+            None => {
+                let (dense, paragraphs) = self.retriever.dense_with_paragraphs(
+                    &query,
+                    HYBRID_CANDIDATES,
+                    PARAGRAPH_CANDIDATES,
+                )?;
+                lap("dense", &mut t);
+                (dense, paragraphs)
+            }
+            Some(_) => {
+                let dense = self.in_force(
+                    self.retriever.dense_by_vector(&query, n, old_too)?,
+                    as_of,
+                    HYBRID_CANDIDATES,
+                );
+                lap("dense", &mut t);
+                (dense, Vec::new())
+            }
         };
+        // Folded into "dense" (one scan) unless the build keeps its 款 in an index of their
+        // own; the stage stays so that traces keep their shape.
         lap("paragraphs", &mut t);
         let hybrid = Retriever::fuse(&bm25, &dense, Fusion::Weighted, HYBRID_CANDIDATES);
         // The graph holds the current versions only: with --as-of, an article of a law

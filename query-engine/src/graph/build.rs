@@ -335,7 +335,9 @@ impl StatuteGraph {
         }
         let (clauses, clause_index) = clauses(&data);
         let relations = b.triples(&data, &mut names);
+        let paragraph_counts = StatuteGraph::count_paragraphs(&b.graph);
         let mut graph = StatuteGraph {
+            paragraph_counts,
             graph: b.graph,
             strings: b.strings,
             laws,
@@ -379,7 +381,8 @@ impl StatuteGraph {
                 .iter()
                 .map(|t| t.centroid.len() * 4 + t.label.len() + 64)
                 .sum::<usize>()
-            + map(self.cited_by.len(), 8);
+            + map(self.cited_by.len(), 8)
+            + self.paragraph_counts.len();
         s
     }
 }

@@ -309,6 +309,9 @@ pub struct StatuteGraph {
     /// Article → how many distinct articles cite it; and the largest such count.
     cited_by: HashMap<NodeId, u32>,
     max_cited_by: u32,
+    /// By node index, an article's 款 (at most 255): counted once at load, because tier
+    /// 2's re-ranking reads it for every candidate of every question.
+    paragraph_counts: Vec<u8>,
     /// Every version of every law with its validity.
     pub versions: Vec<kg_store::statute_graph::VersionEntry>,
     pub stats: GraphStats,
@@ -443,13 +446,22 @@ impl StatuteGraph {
     /// law without divisions; the build numbers a parent's divisions and articles with
     /// one counter, so an article after a chapter's sections comes after them).
     pub fn article_shape(&self, n: NodeId) -> (u32, i32) {
-        let paragraphs = self
-            .graph
-            .edges(n)
-            .filter(|e| *e.weight() == EdgeKind::Contains)
-            .filter(|e| self.graph[e.target()].kind == NodeKind::Paragraph)
-            .count() as u32;
-        (paragraphs, self.graph[n].order)
+        (self.paragraph_counts[n.index()] as u32, self.graph[n].order)
+    }
+
+    /// The 款 each node contains, by node index (0 for all but articles).
+    fn count_paragraphs(graph: &DiGraph<Node, EdgeKind>) -> Vec<u8> {
+        graph
+            .node_indices()
+            .map(|n| {
+                let paragraphs = graph
+                    .edges(n)
+                    .filter(|e| *e.weight() == EdgeKind::Contains)
+                    .filter(|e| graph[e.target()].kind == NodeKind::Paragraph)
+                    .count();
+                paragraphs.min(u8::MAX as usize) as u8
+            })
+            .collect()
     }
 
     /// How central an article is in the citation graph: ln(1 + articles citing it),
