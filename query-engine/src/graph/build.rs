@@ -336,8 +336,11 @@ impl StatuteGraph {
         let (clauses, clause_index) = clauses(&data);
         let relations = b.triples(&data, &mut names);
         let paragraph_counts = StatuteGraph::count_paragraphs(&b.graph);
+        let (step_offsets, step_list) = StatuteGraph::step_table(&b.graph);
         let mut graph = StatuteGraph {
             paragraph_counts,
+            step_offsets,
+            step_list,
             graph: b.graph,
             strings: b.strings,
             laws,
@@ -382,7 +385,9 @@ impl StatuteGraph {
                 .map(|t| t.centroid.len() * 4 + t.label.len() + 64)
                 .sum::<usize>()
             + map(self.cited_by.len(), 8)
-            + self.paragraph_counts.len();
+            + self.paragraph_counts.len()
+            + self.step_offsets.len() * 4
+            + self.step_list.len() * std::mem::size_of::<(u32, EdgeKind)>();
         s
     }
 }

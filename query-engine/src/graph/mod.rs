@@ -118,6 +118,35 @@ impl EdgeKind {
     /// How many kinds there are (the last one's index + 1).
     pub const COUNT: usize = EdgeKind::Follows as usize + 1;
 
+    /// Every kind, in declaration order.
+    pub const ALL: [EdgeKind; EdgeKind::COUNT] = {
+        use EdgeKind::*;
+        [
+            Contains,
+            ContainedIn,
+            Cites,
+            CitedBy,
+            Defines,
+            DefinedBy,
+            Mentions,
+            MentionedBy,
+            FusedInto,
+            FusedFrom,
+            InTopic,
+            TopicOf,
+            Broader,
+            Narrower,
+            DefersTo,
+            DeferredBy,
+            States,
+            StatedIn,
+            Relates,
+            RelatedFrom,
+            Precedes,
+            Follows,
+        ]
+    };
+
     /// The same edge walked the other way.
     pub fn reverse(self) -> EdgeKind {
         use EdgeKind::*;
@@ -312,6 +341,10 @@ pub struct StatuteGraph {
     /// By node index, an article's 款 (at most 255): counted once at load, because tier
     /// 2's re-ranking reads it for every candidate of every question.
     paragraph_counts: Vec<u8>,
+    /// Outgoing edges by node ([`StatuteGraph::step_table`]): node i's are
+    /// `step_list[step_offsets[i]..step_offsets[i + 1]]`.
+    step_offsets: Vec<u32>,
+    step_list: Vec<(u32, EdgeKind)>,
     /// Every version of every law with its validity.
     pub versions: Vec<kg_store::statute_graph::VersionEntry>,
     pub stats: GraphStats,
@@ -432,7 +465,31 @@ impl StatuteGraph {
 
     /// Outgoing steps of a node (every edge is stored both ways).
     pub fn steps(&self, n: NodeId) -> impl Iterator<Item = (NodeId, EdgeKind)> + '_ {
-        self.graph.edges(n).map(|e| (e.target(), *e.weight()))
+        let (from, to) = (
+            self.step_offsets[n.index()] as usize,
+            self.step_offsets[n.index() + 1] as usize,
+        );
+        self.step_list[from..to]
+            .iter()
+            .map(|&(m, kind)| (NodeId::new(m as usize), kind))
+    }
+
+    /// Every node's outgoing edges in one array (compressed sparse rows), in the order
+    /// petgraph lists them: the walks of tier 3 read them contiguously instead of
+    /// following petgraph's linked edge lists (tier 3's stage ~1.4 → ~1.0 ms p50).
+    fn step_table(graph: &DiGraph<Node, EdgeKind>) -> (Vec<u32>, Vec<(u32, EdgeKind)>) {
+        let mut offsets = Vec::with_capacity(graph.node_count() + 1);
+        let mut list = Vec::with_capacity(graph.edge_count());
+        offsets.push(0);
+        for n in graph.node_indices() {
+            list.extend(
+                graph
+                    .edges(n)
+                    .map(|e| (e.target().index() as u32, *e.weight())),
+            );
+            offsets.push(list.len() as u32);
+        }
+        (offsets, list)
     }
 
     /// The division (chapter or section) directly holding an article, as an opaque id.

@@ -138,6 +138,12 @@ impl ShortestPaths {
         scratch.reset();
         let mut settled = 0usize;
         let mut heap = BinaryHeap::new();
+        // The cheapest step between nodes: a node past max_cost − it is expanded only into
+        // its 款 and 项 (free steps).
+        let min_step = EdgeKind::ALL
+            .iter()
+            .filter_map(|&k| edge_cost(k, &bounds))
+            .fold(f64::INFINITY, f64::min);
         let s = seed.index();
         scratch.dist[s] = 0.0;
         scratch.touched.push(s as u32);
@@ -154,12 +160,22 @@ impl ShortestPaths {
             if settled >= bounds.max_nodes {
                 break;
             }
-            // Fan-out per edge kind of this node.
-            let mut fan = [0u32; EdgeKind::COUNT];
-            for (_, kind) in g.steps(n) {
-                fan[kind_index(kind)] += 1;
-            }
             let from_kind = g.kind(n);
+            // Past `last_step`, only the free steps into a 款 or 项 (or out of one) remain.
+            let last_step = cost + min_step > bounds.max_cost;
+            // Fan-out per edge kind of this node, and the penalty it gives each kind.
+            let mut penalty = [0f64; EdgeKind::COUNT];
+            if !last_step {
+                let mut fan = [0u32; EdgeKind::COUNT];
+                for (_, kind) in g.steps(n) {
+                    fan[kind_index(kind)] += 1;
+                }
+                for (p, &f) in penalty.iter_mut().zip(&fan) {
+                    if f > 1 {
+                        *p = bounds.fan_out_penalty * (f as f64).ln();
+                    }
+                }
+            }
             for (m, kind) in g.steps(n) {
                 let Some(base) = edge_cost(kind, &bounds) else {
                     continue;
@@ -174,13 +190,10 @@ impl ShortestPaths {
                             EdgeKind::ContainedIn
                         )
                 );
-                let (base, penalty) = if inside {
-                    (0.0, 0.0)
-                } else {
-                    (
-                        base,
-                        bounds.fan_out_penalty * (fan[kind_index(kind)].max(1) as f64).ln(),
-                    )
+                let (base, penalty) = match (inside, last_step) {
+                    (true, _) => (0.0, 0.0),
+                    (false, true) => continue,
+                    (false, false) => (base, penalty[kind_index(kind)]),
                 };
                 let c = cost + base + penalty;
                 let mi = m.index();
