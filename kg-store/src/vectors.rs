@@ -494,6 +494,8 @@ enum Search {
         rows: Vec<f32>,
         /// The same rows quantized to bytes, scanned first (see [`QuantizedRows`]).
         codes: QuantizedRows,
+        /// The rows of current versions' vectors, which most searches scan.
+        current_rows: Vec<usize>,
     },
 }
 
@@ -528,7 +530,15 @@ impl VectorIndex {
                 }
             }
             let codes = QuantizedRows::of(&rows, meta.dim);
-            Search::Exact { ids, rows, codes }
+            let current_rows = (0..ids.len())
+                .filter(|&row| meta.is_current(ids[row]))
+                .collect();
+            Search::Exact {
+                ids,
+                rows,
+                codes,
+                current_rows,
+            }
         } else {
             let loader: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, BASENAME)));
             let hnsw = loader
@@ -603,7 +613,13 @@ impl VectorIndex {
         k: usize,
         k_paragraphs: usize,
     ) -> Result<(Vec<VectorHit>, Vec<VectorHit>)> {
-        let Search::Exact { ids, rows, codes } = &self.search else {
+        let Search::Exact {
+            ids,
+            rows,
+            codes,
+            current_rows,
+        } = &self.search
+        else {
             return Ok((
                 self.search(query, k, false)?,
                 self.search_paragraphs(query, k_paragraphs)?,
@@ -611,7 +627,7 @@ impl VectorIndex {
         };
         self.check_dimension(query)?;
         let q: Vec<f32> = query.iter().map(|x| x * SHRINK).collect();
-        let approximate = codes.scan(&q, ids, &|id| self.meta.is_current(id));
+        let approximate = codes.scan(&q, current_rows);
         let paragraphs = match self.has_paragraphs {
             true => rescore(
                 approximate
@@ -683,8 +699,11 @@ impl VectorIndex {
         let q: Vec<f32> = query.iter().map(|x| x * SHRINK).collect();
         // (vector id, 1 − dot of the scaled vectors)
         let found: Vec<(usize, f32)> = match &self.search {
-            Search::Exact { ids, rows, codes } => {
-                rescore(codes.scan(&q, ids, wanted), want, ids, rows, &q)
+            Search::Exact {
+                ids, rows, codes, ..
+            } => {
+                let wanted: Vec<usize> = (0..ids.len()).filter(|&row| wanted(ids[row])).collect();
+                rescore(codes.scan(&q, &wanted), want, ids, rows, &q)
             }
             Search::Hnsw(hnsw) => unfiltered_then_filtered(hnsw, &q, want, wanted, share),
         };
@@ -812,14 +831,13 @@ impl QuantizedRows {
         QuantizedRows { dim, codes, scales }
     }
 
-    /// (row, approximate dot product with `q`) of every row whose vector id `wanted` lets
-    /// through; the scan reads a byte per dimension where the floats take four (bound by
-    /// memory, it is that much faster).
-    fn scan(&self, q: &[f32], ids: &[usize], wanted: &dyn Fn(usize) -> bool) -> Vec<(usize, f32)> {
+    /// (row, approximate dot product with `q`) of each of `rows`; the scan reads a byte
+    /// per dimension where the floats take four.
+    fn scan(&self, q: &[f32], rows: &[usize]) -> Vec<(usize, f32)> {
         let code_q = QuantizedQuery::of(q);
-        let rows: Vec<usize> = (0..ids.len()).filter(|&row| wanted(ids[row])).collect();
-        let dots = dots_i8(&self.codes, self.dim, &rows, &code_q.codes);
-        rows.into_iter()
+        let dots = dots_i8(&self.codes, self.dim, rows, &code_q.codes);
+        rows.iter()
+            .copied()
             .zip(dots)
             .map(|(row, d)| (row, d as f32 * self.scales[row] * code_q.scale))
             .collect()
@@ -1247,11 +1265,17 @@ mod tests {
             let (both_articles, both_paragraphs) = idx.search_with_paragraphs(&q, 40, 25).unwrap();
             assert_eq!(both_articles, articles);
             // At the level of vectors: the nearest 40 current ones, exactly.
-            let Search::Exact { ids, rows, codes } = &idx.search else {
+            let Search::Exact {
+                ids,
+                rows,
+                codes,
+                current_rows,
+            } = &idx.search
+            else {
                 unreachable!()
             };
             let current = |id: usize| idx.meta.is_current(id);
-            let got: Vec<usize> = rescore(codes.scan(&q, ids, &current), 40, ids, rows, &q)
+            let got: Vec<usize> = rescore(codes.scan(&q, current_rows), 40, ids, rows, &q)
                 .into_iter()
                 .map(|x| x.0)
                 .collect();
