@@ -486,9 +486,10 @@ pub struct VectorIndex {
 enum Search {
     Hnsw(Hnsw<'static, f32, DistDot>),
     /// Every vector of the index in one row-major block, with the vector id of each row.
-    /// Scanning 16k vectors of 384 dimensions takes about a millisecond, is exact, and
-    /// opening it reads the data file without rebuilding the HNSW graph (about 200 ms
-    /// per index of the eval profile, most of `ask`'s start-up).
+    /// Scanning the eval profile's ~24,000 current vectors of 384 dimensions through their
+    /// byte codes takes ~1.5 ms (the floats took ~4–5 ms a scan), is exact, and opening
+    /// it reads the data file without rebuilding the HNSW graph (about 200 ms per index of
+    /// the eval profile, most of `ask`'s start-up).
     Exact {
         ids: Vec<usize>,
         rows: Vec<f32>,
@@ -605,8 +606,7 @@ impl VectorIndex {
 
     /// [`VectorIndex::search`] of current versions and [`VectorIndex::search_paragraphs`]
     /// at once: the same results, from one scan of the index when it is searched exactly
-    /// (the scan is bound by reading the vectors, and the 款 are among the current
-    /// vectors an article search reads anyway).
+    /// (the 款 are among the current vectors an article search reads anyway).
     pub fn search_with_paragraphs(
         &self,
         query: &[f32],
@@ -899,9 +899,9 @@ unsafe fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
     lanes.iter().sum::<i32>() + dot_i8_scalar(&a[i..n], &b[i..n])
 }
 
-/// Rows a scan splits over two threads past: the scan is bound by reading memory, which
-/// two cores do faster than one (the eval profile's ~24,000 current vectors: ~2.0 → ~1.3
-/// ms a question), while a thread costs tens of microseconds to start.
+/// Rows a scan splits over two threads past: two cores scan faster than one (the eval
+/// profile's ~24,000 current vectors: 2.00 → 1.64 ms p50 for articles and 款 together,
+/// `make bench-ask`), while a thread costs tens of microseconds to start.
 const SPLIT_SCAN_ABOVE: usize = 8_192;
 
 /// The byte dot product of each of `rows` (of `dim` codes each) with `q`, in two threads
