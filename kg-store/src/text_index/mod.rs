@@ -159,8 +159,8 @@ impl Default for FieldWeights {
 }
 
 /// A segment's IRIs by document, held in memory: the fast field's term ordinals and its
-/// dictionary read out once at open (~15 ms for the eval profile's ~50,000 articles),
-/// because a dictionary lookup per hit costs more than the document store it replaces.
+/// dictionary read out once at open, because a dictionary lookup per hit cost more than
+/// the document store it replaces (bm25 3.9 ms p50 against 1.7 on the eval profile).
 struct IriColumn {
     ords: Column<u64>,
     iris: Vec<Box<str>>,
