@@ -487,9 +487,11 @@ enum Search {
     Hnsw(Hnsw<'static, f32, DistDot>),
     /// Every vector of the index in one row-major block, with the vector id of each row.
     /// Scanning the eval profile's ~24,000 current vectors of 384 dimensions through their
-    /// byte codes takes ~1.5 ms (the floats took ~4–5 ms a scan), is exact, and opening
-    /// it reads the data file without rebuilding the HNSW graph (about 200 ms per index of
-    /// the eval profile, most of `ask`'s start-up).
+    /// byte codes, then rescoring in floats every row the codes' error bounds cannot rule
+    /// out (~1,000 a search), takes ~2 ms for articles and 款 together (the floats took
+    /// ~4–5 ms a scan). It is exact, and opening it reads the data file without
+    /// rebuilding the HNSW graph (about 200 ms per index of the eval profile, most of
+    /// `ask`'s start-up).
     Exact {
         ids: Vec<usize>,
         rows: Vec<f32>,
@@ -632,7 +634,7 @@ impl VectorIndex {
             true => rescore(
                 approximate
                     .iter()
-                    .filter(|&&(row, _)| self.meta.paragraph[ids[row]] > 0)
+                    .filter(|a| self.meta.paragraph[ids[a.row]] > 0)
                     .copied()
                     .collect(),
                 candidates(k_paragraphs),
@@ -719,27 +721,49 @@ fn cosines(found: Vec<(usize, f32)>) -> Vec<(usize, f32)> {
         .collect()
 }
 
-/// The `want` nearest of an exact scan: the byte codes' best (row, approximate dot) make
-/// a generous pool ([`rescored_pool`]) that is scored with the floats, so the result is
-/// the float scan's. Returns (vector id, 1 − dot), nearest first.
+/// The `want` nearest of an exact scan, exactly the float scan's: the byte codes' best
+/// make a pool ([`rescored_pool`]) scored with the floats; then every row left out whose
+/// dot product could, within its codes' error bound, still reach the `want`-th nearest is
+/// scored too (near-ties at the cut-off, which identical closing articles of many laws
+/// make). Returns (vector id, 1 − dot), nearest first.
 fn rescore(
-    mut approximate: Vec<(usize, f32)>,
+    mut approximate: Vec<Approximate>,
     want: usize,
     ids: &[usize],
     rows: &[f32],
     q: &[f32],
 ) -> Vec<(usize, f32)> {
-    let by = |a: &(usize, f32), b: &(usize, f32)| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0));
-    let dim = q.len();
-    let pool = rescored_pool(want);
-    if approximate.len() > pool {
-        approximate.select_nth_unstable_by(pool, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        approximate.truncate(pool);
+    // Float rounding of the dot products themselves, far above f32's for 384 terms.
+    const SLACK: f32 = 1e-5;
+    if want == 0 {
+        return Vec::new();
     }
-    let mut d: Vec<(usize, f32)> = approximate
-        .into_iter()
-        .map(|(row, _)| (ids[row], 1.0 - dot(&rows[row * dim..(row + 1) * dim], q)))
-        .collect();
+    let by = |a: &(usize, f32), b: &(usize, f32)| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0));
+    let exact = |scored: &[Approximate]| -> Vec<(usize, f32)> {
+        let which: Vec<usize> = scored.iter().map(|a| a.row).collect();
+        which
+            .iter()
+            .zip(float_dots(rows, &which, q))
+            .map(|(&row, dot)| (ids[row], 1.0 - dot))
+            .collect()
+    };
+    let pool = rescored_pool(want).min(approximate.len());
+    if approximate.len() > pool {
+        approximate
+            .select_nth_unstable_by(pool, |a, b| b.dot.total_cmp(&a.dot).then(a.row.cmp(&b.row)));
+    }
+    let (first, left_out) = approximate.split_at(pool);
+    let mut d = exact(first);
+    if !left_out.is_empty() {
+        d.select_nth_unstable_by(want - 1, by);
+        let cut = d[want - 1].1;
+        let could_reach: Vec<Approximate> = left_out
+            .iter()
+            .filter(|a| 1.0 - (a.dot + a.error) <= cut + SLACK)
+            .copied()
+            .collect();
+        d.extend(exact(&could_reach));
+    }
     if d.len() > want {
         d.select_nth_unstable_by(want, by);
         d.truncate(want);
@@ -793,53 +817,90 @@ fn candidates(k: usize) -> usize {
     k + k / 4 + 8
 }
 
-/// How many candidates the byte codes pass on to be scored exactly for a search of
-/// `want`: the codes' error on a cosine is ~0.002, far below the score gaps this many
-/// places down a ranking.
+/// How many of the byte codes' best are scored with the floats first for a search of
+/// `want` (more are when the error bounds say they could belong, see [`rescore`]).
 fn rescored_pool(want: usize) -> usize {
     2 * want + 64
 }
 
 /// Rows quantized to signed bytes, each with its own scale (its largest |component| / 127),
 /// so an exact scan reads a byte per dimension instead of four.
+///
+/// With v = s·(c + e) (codes c, rounding residual e, |e_i| ≤ ½) and likewise q, the
+/// approximate dot s_v·s_q·c_v·c_q misses s_v·s_q·(c_v·e_q + e_v·c_q + e_v·e_q), which by
+/// Cauchy–Schwarz is at most s_v·s_q·(‖c_v‖‖e_q‖ + ‖e_v‖‖c_q‖ + ‖e_v‖‖e_q‖): each row keeps
+/// ‖c‖ and ‖e‖ so that [`rescore`] can tell which rows could still be among the nearest.
 struct QuantizedRows {
     dim: usize,
     codes: Vec<i8>,
     scales: Vec<f32>,
+    /// Per row, (‖c‖, ‖e‖).
+    norms: Vec<(f32, f32)>,
 }
 
 /// A query quantized the same way.
 struct QuantizedQuery {
     codes: Vec<i8>,
     scale: f32,
+    norms: (f32, f32),
 }
 
-fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
+/// A row's approximate dot product with the query and a bound on its error.
+#[derive(Debug, Clone, Copy)]
+struct Approximate {
+    row: usize,
+    dot: f32,
+    error: f32,
+}
+
+/// Appends `v`'s codes to `out`: (scale, (‖codes‖, ‖rounding residual‖)).
+fn quantize(v: &[f32], out: &mut Vec<i8>) -> (f32, (f32, f32)) {
     let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
     let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-    out.extend(v.iter().map(|x| (x / scale).round() as i8));
-    scale
+    let (mut codes, mut residual) = (0f64, 0f64);
+    out.extend(v.iter().map(|x| {
+        let c = (x / scale).round() as i8;
+        codes += (c as f64).powi(2);
+        residual += (*x as f64 / scale as f64 - c as f64).powi(2);
+        c
+    }));
+    (scale, (codes.sqrt() as f32, residual.sqrt() as f32))
 }
 
 impl QuantizedRows {
     fn of(rows: &[f32], dim: usize) -> QuantizedRows {
         let mut codes = Vec::with_capacity(rows.len());
-        let scales = rows
+        let (scales, norms) = rows
             .chunks_exact(dim.max(1))
             .map(|row| quantize(row, &mut codes))
-            .collect();
-        QuantizedRows { dim, codes, scales }
+            .unzip();
+        QuantizedRows {
+            dim,
+            codes,
+            scales,
+            norms,
+        }
     }
 
-    /// (row, approximate dot product with `q`) of each of `rows`; the scan reads a byte
-    /// per dimension where the floats take four.
-    fn scan(&self, q: &[f32], rows: &[usize]) -> Vec<(usize, f32)> {
+    /// The approximate dot product with `q` of each of `rows`, with its error bound; the
+    /// scan reads a byte per dimension where the floats take four.
+    fn scan(&self, q: &[f32], rows: &[usize]) -> Vec<Approximate> {
         let code_q = QuantizedQuery::of(q);
         let dots = dots_i8(&self.codes, self.dim, rows, &code_q.codes);
+        let (qc, qe) = code_q.norms;
         rows.iter()
             .copied()
             .zip(dots)
-            .map(|(row, d)| (row, d as f32 * self.scales[row] * code_q.scale))
+            .map(|(row, d)| {
+                let scale = self.scales[row] * code_q.scale;
+                let (c, e) = self.norms[row];
+                Approximate {
+                    row,
+                    dot: d as f32 * scale,
+                    // Rounded up a little: the bound is computed in floats too.
+                    error: (c * qe + e * qc + e * qe) * scale * 1.001,
+                }
+            })
             .collect()
     }
 
@@ -854,9 +915,36 @@ impl QuantizedRows {
 impl QuantizedQuery {
     fn of(q: &[f32]) -> QuantizedQuery {
         let mut codes = Vec::with_capacity(q.len());
-        let scale = quantize(q, &mut codes);
-        QuantizedQuery { codes, scale }
+        let (scale, norms) = quantize(q, &mut codes);
+        QuantizedQuery {
+            codes,
+            scale,
+            norms,
+        }
     }
+}
+
+/// [`dot`] of `q` with each of `rows` (of `q.len()` floats each): compiled for AVX (no
+/// FMA) when the CPU has it, one eight-lane register where SSE needs two, with the same
+/// per-lane products and sums, so the results are the same to the bit.
+fn float_dots(vectors: &[f32], rows: &[usize], q: &[f32]) -> Vec<f32> {
+    let dim = q.len();
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx")]
+        unsafe fn avx(vectors: &[f32], rows: &[usize], q: &[f32], dim: usize) -> Vec<f32> {
+            rows.iter()
+                .map(|&r| dot(&vectors[r * dim..(r + 1) * dim], q))
+                .collect()
+        }
+        if std::arch::is_x86_feature_detected!("avx") {
+            // SAFETY: the CPU has AVX (checked just above).
+            return unsafe { avx(vectors, rows, q, dim) };
+        }
+    }
+    rows.iter()
+        .map(|&r| dot(&vectors[r * dim..(r + 1) * dim], q))
+        .collect()
 }
 
 /// Σ a·b over bytes in [−127, 127], in 32-bit sums (384 products of at most 127² fit
@@ -953,6 +1041,7 @@ fn best_first(hits: impl Iterator<Item = VectorHit>, k: usize) -> Vec<VectorHit>
 
 /// Dot product with eight independent sums, so the compiler can keep them in vector
 /// registers (one running sum would be a chain of dependent additions).
+#[inline(always)]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
@@ -1216,6 +1305,84 @@ mod tests {
             .count();
         let asked = n.div_ceil(37);
         assert!(found * 100 >= asked * 95, "{found}/{asked}");
+    }
+
+    #[test]
+    fn near_ties_past_the_pool_are_rescored_so_the_scan_stays_exact() {
+        // 9,000 vectors of 48 dimensions (the AVX2 loop and its tail; two threads) that
+        // differ from one direction by a thousandth: the codes' errors scramble their
+        // order, so the float top 40 reaches past the first pool, and the error bounds
+        // must bring the rest in.
+        let dir = tempfile::tempdir().unwrap();
+        let (n, dim) = (9_000, 48);
+        let base: Vec<f32> = random_units(0x5DEE_CE66_D1CE_4E5B, 3)
+            .concat()
+            .into_iter()
+            .take(dim)
+            .collect();
+        let noise = random_units(0x2545_F491_4F6C_DD1D, n * 3);
+        let vectors: Vec<Vec<f32>> = (0..n)
+            .map(|i| {
+                let wiggle = [&noise[3 * i][..], &noise[3 * i + 1], &noise[3 * i + 2]].concat();
+                unit(
+                    &base
+                        .iter()
+                        .zip(&wiggle)
+                        .map(|(b, w)| b + 0.001 * w)
+                        .collect::<Vec<f32>>(),
+                )
+            })
+            .collect();
+        let mut w = VectorIndexWriter::new(dir.path(), "m", dim);
+        for (i, v) in vectors.iter().enumerate() {
+            let key = EmbeddingCache::key(&i.to_string());
+            w.add(&format!("a{i}"), true, vec![(key, v.clone())]);
+        }
+        w.finish(None).unwrap();
+        let idx = VectorIndex::open(dir.path()).unwrap();
+        let Search::Exact {
+            ids,
+            rows,
+            codes,
+            current_rows,
+        } = &idx.search
+        else {
+            unreachable!()
+        };
+        let q: Vec<f32> = {
+            let wiggle = [&noise[0][..], &noise[5], &noise[7]].concat();
+            unit(
+                &base
+                    .iter()
+                    .zip(&wiggle)
+                    .map(|(b, w)| b + 0.002 * w)
+                    .collect::<Vec<f32>>(),
+            )
+        };
+        let want = 40;
+        let approximate = codes.scan(&q, current_rows);
+        let mut by_code: Vec<(f32, usize)> =
+            approximate.iter().map(|a| (a.dot, ids[a.row])).collect();
+        by_code.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let pool: std::collections::HashSet<usize> = by_code
+            .iter()
+            .take(rescored_pool(want))
+            .map(|x| x.1)
+            .collect();
+        let mut exact: Vec<(f32, usize)> = (0..ids.len())
+            .map(|row| (1.0 - dot(&rows[row * dim..(row + 1) * dim], &q), ids[row]))
+            .collect();
+        exact.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let exact: Vec<usize> = exact.into_iter().take(want).map(|x| x.1).collect();
+        assert!(
+            exact.iter().any(|id| !pool.contains(id)),
+            "the data must put some of the float top {want} past the codes' first pool"
+        );
+        let got: Vec<usize> = rescore(approximate, want, ids, rows, &q)
+            .into_iter()
+            .map(|x| x.0)
+            .collect();
+        assert_eq!(got, exact);
     }
 
     #[test]
