@@ -933,17 +933,22 @@ fn float_dots(vectors: &[f32], rows: &[usize], q: &[f32]) -> Vec<f32> {
     {
         #[target_feature(enable = "avx")]
         unsafe fn avx(vectors: &[f32], rows: &[usize], q: &[f32], dim: usize) -> Vec<f32> {
-            rows.iter()
-                .map(|&r| dot(&vectors[r * dim..(r + 1) * dim], q))
-                .collect()
+            per_row(vectors, dim, rows, |row| dot(row, q))
         }
         if std::arch::is_x86_feature_detected!("avx") {
             // SAFETY: the CPU has AVX (checked just above).
             return unsafe { avx(vectors, rows, q, dim) };
         }
     }
+    per_row(vectors, dim, rows, |row| dot(row, q))
+}
+
+/// `f` of each of `rows` (of `dim` items of `data` each), inlined into its caller so that
+/// a caller compiled for AVX compiles `f` for AVX too.
+#[inline(always)]
+fn per_row<T, R>(data: &[T], dim: usize, rows: &[usize], f: impl Fn(&[T]) -> R) -> Vec<R> {
     rows.iter()
-        .map(|&r| dot(&vectors[r * dim..(r + 1) * dim], q))
+        .map(|&r| f(&data[r * dim..(r + 1) * dim]))
         .collect()
 }
 
@@ -1016,19 +1021,15 @@ fn dots_i8_one_thread(codes: &[i8], dim: usize, rows: &[usize], q: &[i8]) -> Vec
     {
         #[target_feature(enable = "avx2")]
         unsafe fn avx2(codes: &[i8], dim: usize, rows: &[usize], q: &[i8]) -> Vec<i32> {
-            rows.iter()
-                // SAFETY: the caller checked for AVX2.
-                .map(|&r| unsafe { dot_i8_avx2(&codes[r * dim..(r + 1) * dim], q) })
-                .collect()
+            // SAFETY: the caller checked for AVX2.
+            per_row(codes, dim, rows, |row| unsafe { dot_i8_avx2(row, q) })
         }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above).
             return unsafe { avx2(codes, dim, rows, q) };
         }
     }
-    rows.iter()
-        .map(|&r| dot_i8_scalar(&codes[r * dim..(r + 1) * dim], q))
-        .collect()
+    per_row(codes, dim, rows, |row| dot_i8_scalar(row, q))
 }
 
 /// The `k` best hits, ties by IRI.
