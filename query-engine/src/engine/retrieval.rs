@@ -56,29 +56,24 @@ impl Engine {
         let query = self.retriever.embed_query(q)?;
         lap("embed", &mut t);
         // The 款 index holds current versions: the graph tiers, which use it, give way to
-        // tier 2 with a date. Without a date both lists come from one scan.
+        // tier 2 with a date. Without a date both lists come from one scan, timed as
+        // "dense"; "paragraphs" stays in the trace (~0 ms) so that traces keep their shape.
         let (dense, paragraphs) = match as_of {
-            None => {
-                let (dense, paragraphs) = self.retriever.dense_with_paragraphs(
-                    &query,
-                    HYBRID_CANDIDATES,
-                    PARAGRAPH_CANDIDATES,
-                )?;
-                lap("dense", &mut t);
-                (dense, paragraphs)
-            }
-            Some(_) => {
-                let dense = self.in_force(
+            None => self.retriever.dense_with_paragraphs(
+                &query,
+                HYBRID_CANDIDATES,
+                PARAGRAPH_CANDIDATES,
+            )?,
+            Some(_) => (
+                self.in_force(
                     self.retriever.dense_by_vector(&query, n, old_too)?,
                     as_of,
                     HYBRID_CANDIDATES,
-                );
-                lap("dense", &mut t);
-                (dense, Vec::new())
-            }
+                ),
+                Vec::new(),
+            ),
         };
-        // Folded into "dense" (one scan) unless the build keeps its 款 in an index of their
-        // own; the stage stays so that traces keep their shape.
+        lap("dense", &mut t);
         lap("paragraphs", &mut t);
         let hybrid = Retriever::fuse(&bm25, &dense, Fusion::Weighted, HYBRID_CANDIDATES);
         // The graph holds the current versions only: with --as-of, an article of a law
