@@ -31,7 +31,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
 
-use crate::graph::StatuteGraph;
+use crate::graph::{NodeId, StatuteGraph};
 use crate::method::MethodConfig;
 use crate::retrieve::Hit;
 
@@ -202,45 +202,67 @@ pub struct Candidate {
     pub dense: Option<f32>,
 }
 
-/// One list's raw scores by IRI with its lowest and highest (what min-max needs).
-struct List {
-    raw: HashMap<String, f32>,
-    lo: f32,
-    hi: f32,
+/// The three lists (dense, BM25, bigram) by candidate: each IRI once, numbered in the
+/// order first listed, so that each is hashed once where a map per list hashed it for
+/// every feature.
+struct Lists<'a> {
+    iris: Vec<&'a str>,
+    /// Per candidate, its raw score in each list.
+    raw: Vec<[Option<f32>; 3]>,
+    /// Per list, its lowest and highest score (what min-max needs).
+    range: [(f32, f32); 3],
 }
 
-impl List {
-    fn new(hits: &[Hit]) -> List {
-        let raw: HashMap<String, f32> = hits.iter().map(|h| (h.iri.clone(), h.score)).collect();
-        let (lo, hi) = raw
-            .values()
-            .fold((f32::MAX, f32::MIN), |(l, h), &s| (l.min(s), h.max(s)));
-        let (lo, hi) = if raw.is_empty() { (0.0, 0.0) } else { (lo, hi) };
-        List { raw, lo, hi }
+impl<'a> Lists<'a> {
+    fn new(lists: [&'a [Hit]; 3]) -> Lists<'a> {
+        let mut index: HashMap<&str, usize> = HashMap::default();
+        let (mut iris, mut raw) = (Vec::new(), Vec::<[Option<f32>; 3]>::new());
+        for (l, hits) in lists.iter().enumerate() {
+            for h in hits.iter() {
+                let i = *index.entry(h.iri.as_str()).or_insert_with(|| {
+                    iris.push(h.iri.as_str());
+                    raw.push([None; 3]);
+                    iris.len() - 1
+                });
+                raw[i][l] = Some(h.score);
+            }
+        }
+        let range = std::array::from_fn(|l| {
+            raw.iter()
+                .filter_map(|r| r[l])
+                .fold(None, |acc: Option<(f32, f32)>, s| match acc {
+                    None => Some((s, s)),
+                    Some((lo, hi)) => Some((lo.min(s), hi.max(s))),
+                })
+                .unwrap_or((0.0, 0.0))
+        });
+        Lists { iris, raw, range }
     }
 
     /// Min-max as `retrieve::minmax` computes it (1 when all scores are equal), 0 when absent.
-    fn mm(&self, iri: &str) -> f64 {
-        self.raw.get(iri).map_or(0.0, |&s| {
-            (if self.hi > self.lo {
-                (s - self.lo) / (self.hi - self.lo)
-            } else {
-                1.0
-            }) as f64
+    fn mm(&self, i: usize, list: usize) -> f64 {
+        let (lo, hi) = self.range[list];
+        self.raw[i][list].map_or(0.0, |s| {
+            (if hi > lo { (s - lo) / (hi - lo) } else { 1.0 }) as f64
         })
     }
 
     /// Raw score − the list's best (its worst stands in when absent).
-    fn gap(&self, iri: &str) -> f64 {
-        self.raw.get(iri).map_or(self.lo, |&s| s) as f64 - self.hi as f64
+    fn gap(&self, i: usize, list: usize) -> f64 {
+        let (lo, hi) = self.range[list];
+        self.raw[i][list].unwrap_or(lo) as f64 - hi as f64
     }
 
-    fn listed(&self, iri: &str) -> f64 {
-        self.raw.contains_key(iri) as u8 as f64
+    fn listed(&self, i: usize, list: usize) -> f64 {
+        self.raw[i][list].is_some() as u8 as f64
     }
 }
 
-/// The candidates of all three lists with their features, in no particular order.
+const DENSE: usize = 0;
+const BM25: usize = 1;
+const BIGRAM: usize = 2;
+
+/// The candidates of all three lists with their features, in the order first listed.
 pub fn candidates(
     dense: &[Hit],
     bm25: &[Hit],
@@ -254,27 +276,27 @@ pub fn candidates(
     };
     let total = cfg.rerank_dense + cfg.rerank_bm25 + cfg.rerank_bigram + w_centrality + w_section;
     let total = if total > 0.0 { total } else { 1.0 };
-    let (d, b, g) = (List::new(dense), List::new(bm25), List::new(bigram));
-    let mut fused: HashMap<&str, f64> = HashMap::default();
-    for (list, w) in [
-        (&d, cfg.rerank_dense),
-        (&b, cfg.rerank_bm25),
-        (&g, cfg.rerank_bigram),
-    ] {
-        for iri in list.raw.keys() {
-            *fused.entry(iri.as_str()).or_default() += w * list.mm(iri);
-        }
-    }
-    let nodes: HashMap<&str, _> = match graph {
-        Some(g) => fused
-            .keys()
-            .filter_map(|&iri| g.get(iri).map(|n| (iri, (g, n))))
-            .collect(),
-        None => HashMap::default(),
-    };
+    let lists = Lists::new([dense, bm25, bigram]);
+    let weights = [cfg.rerank_dense, cfg.rerank_bm25, cfg.rerank_bigram];
+    let fused: Vec<f64> = (0..lists.iris.len())
+        .map(|i| {
+            let mut s = 0.0;
+            for (l, w) in weights.iter().enumerate() {
+                if lists.raw[i][l].is_some() {
+                    s += w * lists.mm(i, l);
+                }
+            }
+            s
+        })
+        .collect();
+    let nodes: Vec<Option<(&StatuteGraph, NodeId)>> = lists
+        .iris
+        .iter()
+        .map(|iri| graph.and_then(|g| g.get(iri).map(|n| (g, n))))
+        .collect();
     let mut by_section: HashMap<u32, Vec<f64>> = HashMap::default();
-    for (iri, &s) in &fused {
-        if let Some(div) = nodes.get(iri).and_then(|&(g, n)| g.division(n)) {
+    for (node, &s) in nodes.iter().zip(&fused) {
+        if let Some(div) = node.and_then(|(g, n)| g.division(n)) {
             by_section.entry(div).or_default().push(s);
         }
     }
@@ -292,28 +314,27 @@ pub fn candidates(
         let s = section[&div];
         if hi > lo { (s - lo) / (hi - lo) } else { 1.0 }
     };
-    fused
-        .iter()
-        .map(|(&iri, &s)| {
+    (0..lists.iris.len())
+        .map(|i| {
             let (mut centrality, mut section, mut law_size) = (0.0, 0.0, 0.0);
             let mut shape = [0.0; 5];
-            if let Some(&(g, n)) = nodes.get(iri) {
+            if let Some((g, n)) = nodes[i] {
                 centrality = g.centrality(n);
                 section = g.division(n).map_or(0.0, section_mm);
                 law_size = g.law_of(n).map_or(0.0, |l| (l.articles as f64).ln_1p());
                 shape = shape_features(g.article_shape(n));
             }
             Candidate {
-                iri: iri.to_owned(),
+                iri: lists.iris[i].to_owned(),
                 features: [
-                    d.mm(iri),
-                    d.gap(iri),
-                    d.listed(iri),
-                    b.mm(iri),
-                    b.listed(iri),
-                    g.mm(iri),
-                    g.gap(iri),
-                    g.listed(iri),
+                    lists.mm(i, DENSE),
+                    lists.gap(i, DENSE),
+                    lists.listed(i, DENSE),
+                    lists.mm(i, BM25),
+                    lists.listed(i, BM25),
+                    lists.mm(i, BIGRAM),
+                    lists.gap(i, BIGRAM),
+                    lists.listed(i, BIGRAM),
                     centrality,
                     section,
                     law_size,
@@ -323,9 +344,9 @@ pub fn candidates(
                     shape[3],
                     shape[4],
                 ],
-                hand: (s + w_centrality * centrality + w_section * section) / total,
-                bm25: b.raw.get(iri).copied(),
-                dense: d.raw.get(iri).copied(),
+                hand: (fused[i] + w_centrality * centrality + w_section * section) / total,
+                bm25: lists.raw[i][BM25],
+                dense: lists.raw[i][DENSE],
             }
         })
         .collect()

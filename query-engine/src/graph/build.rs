@@ -111,7 +111,10 @@ type Names = HashMap<String, Vec<NodeId>>;
 // follow from it, and walks break ties by that order.
 impl Builder {
     /// Hierarchy nodes keep their snapshot index: node i of the file is NodeIndex i.
-    fn hierarchy(&mut self, data: &StatuteGraphData) -> (Vec<LawInfo>, HashMap<Box<str>, NodeId>) {
+    fn hierarchy(
+        &mut self,
+        data: &StatuteGraphData,
+    ) -> (Vec<LawInfo>, rustc_hash::FxHashMap<Box<str>, NodeId>) {
         for n in &data.nodes {
             let node = Node {
                 kind: n.kind.into(),
@@ -149,7 +152,7 @@ impl Builder {
                 articles: 0,
             })
             .collect();
-        let mut articles = HashMap::new();
+        let mut articles = rustc_hash::FxHashMap::default();
         for (i, n) in data.nodes.iter().enumerate() {
             if n.kind == sg::HierarchyKind::Article {
                 let iri = format!("{}/{}", laws[n.law as usize].version_iri, n.segment);
@@ -336,11 +339,12 @@ impl StatuteGraph {
         let (clauses, clause_index) = clauses(&data);
         let relations = b.triples(&data, &mut names);
         let paragraph_counts = StatuteGraph::count_paragraphs(&b.graph);
-        let (step_offsets, step_list) = StatuteGraph::step_table(&b.graph);
+        let (step_offsets, step_list, ln_fan_outs) = StatuteGraph::step_table(&b.graph);
         let mut graph = StatuteGraph {
             paragraph_counts,
             step_offsets,
             step_list,
+            ln_fan_outs,
             graph: b.graph,
             strings: b.strings,
             laws,
@@ -387,7 +391,8 @@ impl StatuteGraph {
             + map(self.cited_by.len(), 8)
             + self.paragraph_counts.len()
             + self.step_offsets.len() * 4
-            + self.step_list.len() * std::mem::size_of::<(u32, EdgeKind)>();
+            + self.step_list.len() * std::mem::size_of::<super::WalkStep>()
+            + self.ln_fan_outs.len() * 8;
         s
     }
 }

@@ -326,7 +326,8 @@ pub struct StatuteGraph {
     pub strings: Interner,
     pub laws: Vec<LawInfo>,
     /// Article nodes by IRI.
-    articles: HashMap<Box<str>, NodeId>,
+    /// FxHash: every question looks up hundreds of IRIs (SipHash took ~0.1 µs each).
+    articles: rustc_hash::FxHashMap<Box<str>, NodeId>,
     /// Concept and entity nodes by every label and alternative label.
     pub names: HashMap<String, Vec<NodeId>>,
     pub topics: Vec<TopicInfo>,
@@ -344,10 +345,24 @@ pub struct StatuteGraph {
     /// Outgoing edges by node ([`StatuteGraph::step_table`]): node i's are
     /// `step_list[step_offsets[i]..step_offsets[i + 1]]`.
     step_offsets: Vec<u32>,
-    step_list: Vec<(u32, EdgeKind)>,
+    step_list: Vec<WalkStep>,
+    /// The distinct ln(fan-out) of the steps (0 for a fan-out of one).
+    ln_fan_outs: Vec<f64>,
     /// Every version of every law with its validity.
     pub versions: Vec<kg_store::statute_graph::VersionEntry>,
     pub stats: GraphStats,
+}
+
+/// One outgoing edge of a node as the walks read it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WalkStep {
+    pub to: u32,
+    pub kind: EdgeKind,
+    /// Into a 款 or 项 of the node, or out of one: a free step.
+    pub inside: bool,
+    /// Where [`StatuteGraph::ln_fan_outs`] holds ln of how many edges of this kind leave
+    /// the node: an index keeps a step in 8 bytes, so the walks read half the memory.
+    fan_out: u16,
 }
 
 impl StatuteGraph {
@@ -465,32 +480,70 @@ impl StatuteGraph {
 
     /// Outgoing steps of a node (every edge is stored both ways).
     pub fn steps(&self, n: NodeId) -> impl Iterator<Item = (NodeId, EdgeKind)> + '_ {
+        self.steps_with_fan_out(n)
+            .iter()
+            .map(|s| (NodeId::new(s.to as usize), s.kind))
+    }
+
+    /// Outgoing steps of a node with what the walks of tier 3 read of each.
+    pub(crate) fn steps_with_fan_out(&self, n: NodeId) -> &[WalkStep] {
         let (from, to) = (
             self.step_offsets[n.index()] as usize,
             self.step_offsets[n.index() + 1] as usize,
         );
-        self.step_list[from..to]
-            .iter()
-            .map(|&(m, kind)| (NodeId::new(m as usize), kind))
+        &self.step_list[from..to]
     }
 
     /// Every node's outgoing edges in one array (compressed sparse rows), in the order
     /// petgraph lists them: the walks of tier 3 read them contiguously instead of
     /// following petgraph's linked edge lists (with the pruning in `paths.rs`, tier 3's
-    /// own stage 1.40 → 1.15 ms p50, `make bench-ask`).
-    fn step_table(graph: &DiGraph<Node, EdgeKind>) -> (Vec<u32>, Vec<(u32, EdgeKind)>) {
+    /// own stage 1.40 → 1.15 ms p50, `make bench-ask`); each step's fan-out and whether
+    /// it stays inside an article are found here, once, not on every walk.
+    fn step_table(graph: &DiGraph<Node, EdgeKind>) -> (Vec<u32>, Vec<WalkStep>, Vec<f64>) {
         let mut offsets = Vec::with_capacity(graph.node_count() + 1);
         let mut list = Vec::with_capacity(graph.edge_count());
+        // Fan-out → its index in the table of ln values.
+        let mut fan_outs: std::collections::BTreeMap<u32, u16> = Default::default();
+        let mut ln_fan_outs = Vec::new();
         offsets.push(0);
         for n in graph.node_indices() {
-            list.extend(
-                graph
-                    .edges(n)
-                    .map(|e| (e.target().index() as u32, *e.weight())),
-            );
+            let mut fan = [0u32; EdgeKind::COUNT];
+            for e in graph.edges(n) {
+                fan[*e.weight() as usize] += 1;
+            }
+            let from_kind = graph[n].kind;
+            list.extend(graph.edges(n).map(|e| {
+                let kind = *e.weight();
+                let to_kind = graph[e.target()].kind;
+                let fan = fan[kind as usize].max(1);
+                let fan_out = *fan_outs.entry(fan).or_insert_with(|| {
+                    ln_fan_outs.push(if fan > 1 { (fan as f64).ln() } else { 0.0 });
+                    u16::try_from(ln_fan_outs.len() - 1).expect("fewer than 65,536 fan-outs")
+                });
+                WalkStep {
+                    to: e.target().index() as u32,
+                    kind,
+                    // 款 and 项 are inside their article: no hop of their own.
+                    inside: matches!(
+                        (from_kind, to_kind, kind),
+                        (_, NodeKind::Paragraph | NodeKind::Item, EdgeKind::Contains)
+                            | (
+                                NodeKind::Paragraph | NodeKind::Item,
+                                _,
+                                EdgeKind::ContainedIn
+                            )
+                    ),
+                    fan_out,
+                }
+            }));
             offsets.push(list.len() as u32);
         }
-        (offsets, list)
+        (offsets, list, ln_fan_outs)
+    }
+
+    /// ln of how many edges of `step`'s kind leave the node it leaves (0 for one).
+    pub(crate) fn ln_fan_out(&self, step: &WalkStep) -> f64 {
+        self.ln_fan_outs[step.fan_out as usize]
     }
 
     /// The division (chapter or section) directly holding an article, as an opaque id.
@@ -615,6 +668,11 @@ pub(crate) mod tests {
     /// 第三条 and 第三条 cites 第一条 (a cycle). 乙法 has no divisions: 第一条. Both
     /// define 「用人单位」.
     pub(crate) fn sample() -> StatuteGraph {
+        sample_citing(vec![(7, 5), (5, 3)])
+    }
+
+    /// [`sample`] with other citations (node indices as [`sample`] numbers them).
+    fn sample_citing(cites: Vec<(u32, u32)>) -> StatuteGraph {
         let n = |kind, parent: Option<u32>, law, segment: &str, label: &str, order| HierarchyNode {
             kind,
             parent,
@@ -667,7 +725,7 @@ pub(crate) mod tests {
                 law(9, "乙法", "http://x/乙法/2021"),
             ],
             nodes,
-            cites: vec![(7, 5), (5, 3)],
+            cites,
             concepts: vec![concept(0, 4), concept(1, 10)],
             entities: vec![kg_store::statute_graph::EntityRecord {
                 iri: "http://x/e".into(),
@@ -789,6 +847,116 @@ pub(crate) mod tests {
         };
         let from = ShortestPaths::from(&g, id(4), hub, &mut scratch);
         assert!(from.cost(id(3)).unwrap() > 2.0);
+    }
+
+    #[test]
+    fn the_walks_skip_only_what_reaches_no_article() {
+        // Past its last step a search does not settle the 款 and 项 below a node (they
+        // lead only to each other and back): every article's cost is still that of a plain
+        // relaxation over all the steps, from every seed, under tight and loose bounds.
+        let g = sample();
+        let id = |i: usize| NodeId::new(i);
+        let mut scratch = Scratch::new(&g);
+        for (max_cost, adjacent_cost, fan_out_penalty) in [
+            (1.0, 10.0, 0.0),
+            (2.0, 10.0, 0.0),
+            (2.5, 1.0, 0.25),
+            (4.0, 0.5, 1.0),
+        ] {
+            let bounds = Bounds {
+                max_cost,
+                adjacent_cost,
+                fan_out_penalty,
+                ..Bounds::default()
+            };
+            for seed in 0..g.graph.node_count() {
+                let reference = relaxed_costs(&g, id(seed), &bounds);
+                let from = ShortestPaths::from(&g, id(seed), bounds, &mut scratch);
+                for a in (0..g.graph.node_count()).filter(|&a| g.is_article(id(a))) {
+                    assert_eq!(
+                        from.cost(id(a)),
+                        reference[a],
+                        "article {a} from {seed} within {max_cost}"
+                    );
+                }
+            }
+        }
+        // From 第二条 within 2: 第一条 is reached through 第一章 at the last step, its 款
+        // and 项 are not walked.
+        let bounds = Bounds {
+            max_cost: 2.0,
+            adjacent_cost: 10.0,
+            fan_out_penalty: 0.0,
+            ..Bounds::default()
+        };
+        let from = ShortestPaths::from(&g, id(4), bounds, &mut scratch);
+        assert_eq!(from.cost(id(3)), Some(2.0));
+        assert_eq!(from.cost(id(7)), None);
+        // A 款 a citation reaches at the last step still leads up to its article: from
+        // 第三条 within 1, 第一条第二款 (which cites it) and so 第一条, not its 项, when
+        // 第三条 does not cite 第一条 itself.
+        let g = sample_citing(vec![(7, 5)]);
+        let from = ShortestPaths::from(
+            &g,
+            id(5),
+            Bounds {
+                max_cost: 1.0,
+                ..bounds
+            },
+            &mut scratch,
+        );
+        assert_eq!(from.cost(id(7)), Some(1.0));
+        assert_eq!(from.cost(id(3)), Some(1.0));
+        assert_eq!(from.cost(id(8)), None);
+    }
+
+    /// Each node's cheapest cost from `seed` within the bounds, by relaxing every step
+    /// until nothing changes (the reference the walks must match on articles).
+    fn relaxed_costs(g: &StatuteGraph, seed: NodeId, bounds: &Bounds) -> Vec<Option<f64>> {
+        let n = g.graph.node_count();
+        let mut cost = vec![f64::INFINITY; n];
+        cost[seed.index()] = 0.0;
+        loop {
+            let mut changed = false;
+            for from in 0..n {
+                if cost[from].is_infinite() {
+                    continue;
+                }
+                let steps: Vec<(NodeId, EdgeKind)> = g.steps(NodeId::new(from)).collect();
+                for &(to, kind) in &steps {
+                    let Some(base) = super::paths::edge_cost(kind, bounds) else {
+                        continue;
+                    };
+                    let inside = matches!(
+                        (g.kind(NodeId::new(from)), g.kind(to), kind),
+                        (_, NodeKind::Paragraph | NodeKind::Item, EdgeKind::Contains)
+                            | (
+                                NodeKind::Paragraph | NodeKind::Item,
+                                _,
+                                EdgeKind::ContainedIn
+                            )
+                    );
+                    let fan = steps.iter().filter(|s| s.1 == kind).count();
+                    let step = match inside {
+                        true => (0.0, 0.0),
+                        false if fan > 1 => (base, bounds.fan_out_penalty * (fan as f64).ln()),
+                        false => (base, bounds.fan_out_penalty * 0.0),
+                    };
+                    // Summed as the walks sum: cost + base, then the penalty.
+                    let c = cost[from] + step.0 + step.1;
+                    if c <= bounds.max_cost && c < cost[to.index()] {
+                        cost[to.index()] = c;
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        cost.into_iter()
+            .map(|c| c.is_finite().then_some(c))
+            .collect()
     }
 
     #[test]

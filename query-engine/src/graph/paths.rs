@@ -10,7 +10,7 @@
 //! A target reached from several seeds has one shortest path from each: the k shortest
 //! paths that reach it from the question's seeds.
 
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::{EdgeKind, NodeId, NodeKind, StatuteGraph};
@@ -109,22 +109,14 @@ pub struct ShortestPaths {
     reached: Vec<(NodeId, f64, u32, Option<EdgeKind>)>,
 }
 
-#[derive(PartialEq)]
-struct Frontier(f64, NodeId);
-impl Eq for Frontier {}
-impl Ord for Frontier {
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.0.total_cmp(&self.0).then_with(|| o.1.cmp(&self.1))
-    }
-}
-impl PartialOrd for Frontier {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
+/// A node waiting in a search's heap, cheapest first, then the lower index: its cost's
+/// bits (a non-negative f64's bits order as the f64 does) and its index, so that the heap
+/// compares two integers where it compared floats (the heap was 2/3 of a walk's time).
+type Frontier = Reverse<(u64, u32)>;
 
-fn kind_index(k: EdgeKind) -> usize {
-    k as usize
+fn frontier(cost: f64, n: NodeId) -> Frontier {
+    debug_assert!(cost >= 0.0, "costs are sums of non-negative steps");
+    Reverse((cost.to_bits(), n.index() as u32))
 }
 
 impl ShortestPaths {
@@ -147,9 +139,10 @@ impl ShortestPaths {
         let s = seed.index();
         scratch.dist[s] = 0.0;
         scratch.touched.push(s as u32);
-        heap.push(Frontier(0.0, seed));
+        heap.push(frontier(0.0, seed));
         let mut reached = Vec::new();
-        while let Some(Frontier(cost, n)) = heap.pop() {
+        while let Some(Reverse((bits, n))) = heap.pop() {
+            let (cost, n) = (f64::from_bits(bits), NodeId::new(n as usize));
             let ni = n.index();
             if cost > scratch.dist[ni] {
                 continue;
@@ -160,41 +153,26 @@ impl ShortestPaths {
             if settled >= bounds.max_nodes {
                 break;
             }
-            let from_kind = g.kind(n);
-            // Past `last_step`, only the free steps into a 款 or 项 (or out of one) remain.
+            // Past `last_step` only free steps remain, and only those out of a 款 or 项
+            // lead anywhere new: up to the article a citation into it reached. The 款 and
+            // 项 below a node there lead only to each other and back, so they are not
+            // walked: most of what a search from a law settled (~2,950 nodes), and half
+            // of tier 3's walks (0.74 → 0.37 ms a question on lecoqa.dev).
             let last_step = cost + min_step > bounds.max_cost;
-            // Fan-out per edge kind of this node, and the penalty it gives each kind.
-            let mut penalty = [0f64; EdgeKind::COUNT];
-            if !last_step {
-                let mut fan = [0u32; EdgeKind::COUNT];
-                for (_, kind) in g.steps(n) {
-                    fan[kind_index(kind)] += 1;
-                }
-                for (p, &f) in penalty.iter_mut().zip(&fan) {
-                    if f > 1 {
-                        *p = bounds.fan_out_penalty * (f as f64).ln();
-                    }
-                }
+            if last_step && !matches!(g.kind(n), NodeKind::Paragraph | NodeKind::Item) {
+                continue;
             }
-            for (m, kind) in g.steps(n) {
-                let Some(base) = edge_cost(kind, &bounds) else {
+            for step in g.steps_with_fan_out(n) {
+                let Some(base) = edge_cost(step.kind, &bounds) else {
                     continue;
                 };
-                // Paragraphs and items are inside their article: no hop of their own.
-                let inside = matches!(
-                    (from_kind, g.kind(m), kind),
-                    (_, NodeKind::Paragraph | NodeKind::Item, EdgeKind::Contains)
-                        | (
-                            NodeKind::Paragraph | NodeKind::Item,
-                            _,
-                            EdgeKind::ContainedIn
-                        )
-                );
-                let (base, penalty) = match (inside, last_step) {
+                let (base, penalty) = match (step.inside, last_step) {
+                    (true, true) if step.kind == EdgeKind::Contains => continue,
                     (true, _) => (0.0, 0.0),
                     (false, true) => continue,
-                    (false, false) => (base, penalty[kind_index(kind)]),
+                    (false, false) => (base, bounds.fan_out_penalty * g.ln_fan_out(step)),
                 };
+                let (m, kind) = (NodeId::new(step.to as usize), step.kind);
                 let c = cost + base + penalty;
                 let mi = m.index();
                 if c > bounds.max_cost || c >= scratch.dist[mi] {
@@ -205,7 +183,7 @@ impl ShortestPaths {
                 }
                 scratch.dist[mi] = c;
                 scratch.pred[mi] = (ni as u32, Some(kind));
-                heap.push(Frontier(c, m));
+                heap.push(frontier(c, m));
             }
         }
         reached.sort_by_key(|r| r.0);
