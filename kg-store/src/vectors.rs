@@ -1187,8 +1187,12 @@ fn per_row<T, R>(data: &[T], dim: usize, rows: &[usize], f: impl Fn(&[T]) -> R) 
 /// Σ a·h and Σ a·l (a row's codes with the query's high and low bytes, all in
 /// [−127, 127]), in 32-bit sums (384 products of at most 127² fit easily).
 fn dot_i8_scalar(a: &[i8], q: &QuantizedQuery) -> (i32, i32) {
-    let sum = |b: &[i8]| a.iter().zip(b).map(|(&x, &y)| x as i32 * y as i32).sum();
-    (sum(&q.high), sum(&q.low))
+    (byte_dot(a, &q.high), byte_dot(a, &q.low))
+}
+
+/// Σ a·b over bytes, in 32 bits.
+fn byte_dot(a: &[i8], b: &[i8]) -> i32 {
+    a.iter().zip(b).map(|(&x, &y)| x as i32 * y as i32).sum()
 }
 
 /// [`dot_i8_scalar`] 32 bytes at a time: |a| (unsigned) times h and l with a's sign,
@@ -1230,13 +1234,7 @@ unsafe fn dot_i8_avx2(a: &[i8], q: &QuantizedQuery) -> (i32, i32) {
         unsafe { _mm256_storeu_si256(lanes.as_mut_ptr() as *mut __m256i, acc) };
         lanes.iter().sum::<i32>()
     };
-    let tail = |b: &[i8]| -> i32 {
-        a[i..n]
-            .iter()
-            .zip(&b[i..n])
-            .map(|(&x, &y)| x as i32 * y as i32)
-            .sum()
-    };
+    let tail = |b: &[i8]| byte_dot(&a[i..n], &b[i..n]);
     (lanes(acc_h) + tail(h), lanes(acc_l) + tail(l))
 }
 
@@ -1285,13 +1283,7 @@ unsafe fn dot_i8_vnni(a: &[i8], q: &QuantizedQuery) -> (i32, i32) {
     // The shift was applied to the first i bytes only: the query's sums over them.
     let (tail_h, tail_l) = byte_sums(&h[i..n], &l[i..n]);
     let (sum_h, sum_l) = (q.sums.0 - tail_h, q.sums.1 - tail_l);
-    let tail = |b: &[i8]| -> i32 {
-        a[i..n]
-            .iter()
-            .zip(&b[i..n])
-            .map(|(&x, &y)| x as i32 * y as i32)
-            .sum()
-    };
+    let tail = |b: &[i8]| byte_dot(&a[i..n], &b[i..n]);
     (
         _mm512_reduce_add_epi32(acc_h) - 128 * sum_h + tail(h),
         _mm512_reduce_add_epi32(acc_l) - 128 * sum_l + tail(l),

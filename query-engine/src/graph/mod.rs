@@ -518,6 +518,7 @@ impl StatuteGraph {
                 let fan = fan[kind as usize].max(1);
                 let fan_out = *fan_outs.entry(fan).or_insert_with(|| {
                     ln_fan_outs.push(if fan > 1 { (fan as f64).ln() } else { 0.0 });
+                    // 65,536 distinct fan-outs would take over two billion edges.
                     u16::try_from(ln_fan_outs.len() - 1).expect("fewer than 65,536 fan-outs")
                 });
                 WalkStep {
