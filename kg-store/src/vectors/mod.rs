@@ -641,7 +641,11 @@ impl VectorIndex {
             approximate,
             all,
             marked: of_paragraphs,
-        } = codes.scan(&q, current_rows, Some(paragraph_rows));
+        } = codes.scan(
+            &q,
+            current_rows,
+            self.has_paragraphs.then_some(paragraph_rows.as_slice()),
+        );
         let is_paragraph = |a: &Approximate| paragraph_rows[a.row];
         let (want, want_paragraphs) = (candidates(k), candidates(k_paragraphs));
         let paragraphs = match self.has_paragraphs {
@@ -799,6 +803,20 @@ fn best_first(hits: impl Iterator<Item = VectorHit>, k: usize) -> Vec<VectorHit>
 mod tests {
     use super::exact::*;
     use super::*;
+
+    /// An exactly searched index's ids, rows, byte codes and rows of current vectors.
+    fn exact_parts(idx: &VectorIndex) -> (&[usize], &[f32], &QuantizedRows, &[usize]) {
+        match &idx.search {
+            Search::Exact {
+                ids,
+                rows,
+                codes,
+                current_rows,
+                ..
+            } => (ids, rows, codes, current_rows),
+            Search::Hnsw(_) => panic!("searched through the HNSW graph, not exactly"),
+        }
+    }
 
     fn unit(v: &[f32]) -> Vec<f32> {
         let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -1077,16 +1095,7 @@ mod tests {
         }
         w.finish(None).unwrap();
         let idx = VectorIndex::open(dir.path()).unwrap();
-        let Search::Exact {
-            ids,
-            rows,
-            codes,
-            current_rows,
-            ..
-        } = &idx.search
-        else {
-            unreachable!()
-        };
+        let (ids, rows, codes, current_rows) = exact_parts(&idx);
         let q: Vec<f32> = {
             let wiggle = [&noise[0][..], &noise[5], &noise[7]].concat();
             unit(
@@ -1170,16 +1179,7 @@ mod tests {
             let (both_articles, both_paragraphs) = idx.search_with_paragraphs(&q, 40, 25).unwrap();
             assert_eq!(both_articles, articles);
             // At the level of vectors: the nearest 40 current ones, exactly.
-            let Search::Exact {
-                ids,
-                rows,
-                codes,
-                current_rows,
-                ..
-            } = &idx.search
-            else {
-                unreachable!()
-            };
+            let (ids, rows, codes, current_rows) = exact_parts(&idx);
             let current = |id: usize| idx.meta.is_current(id);
             let got: Vec<usize> = {
                 let scanned = codes.scan(&q, current_rows, None);
