@@ -242,7 +242,7 @@ fn print_fusion(f: &kg_build::fusion::FusionReport) {
 
 fn print_domains(d: &kg_build::domains::DomainReport) {
     println!(
-        "  domains: {} articles in {} topic clusters and {} domains (BIC); NMI/ARI with the corpus folders {:.3}/{:.3} (random {:.3}/{:.3}), ARI with chapters within laws {:.3} (random {:.3})",
+        "  domains: {} articles in {} topic clusters and {} domains (BIC); NMI/ARI with the corpus folders {:.3}/{:.3} (random {:.3}/{:.3}), ARI with chapters within laws {:.3} (random {:.3}); domains' NMI with the folders {:.3} (random {:.3})",
         d.articles,
         d.topics,
         d.domains,
@@ -251,7 +251,9 @@ fn print_domains(d: &kg_build::domains::DomainReport) {
         d.nmi_folders_random,
         d.ari_folders_random,
         d.ari_chapters,
-        d.ari_chapters_random
+        d.ari_chapters_random,
+        d.nmi_domains_folders,
+        d.nmi_domains_folders_random
     );
     if d.sampled > 0 {
         println!(

@@ -198,6 +198,11 @@ fn measure(
 ) -> domains::DomainReport {
     let folder_ids = dense_ids(&points.folders);
     let random = domains::shuffled(&c.topic);
+    let article_domain: Vec<usize> = c
+        .topic
+        .iter()
+        .map(|&t| c.domain.get(t).copied().unwrap_or(0))
+        .collect();
     let chapters = &points.chapters;
     let mut by_law: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, (law, ch)) in chapters.iter().enumerate() {
@@ -238,6 +243,8 @@ fn measure(
         nmi_chapters_random: chap_rand / weight.max(1.0),
         ari_chapters: chap_ari / weight.max(1.0),
         ari_chapters_random: chap_ari_rand / weight.max(1.0),
+        nmi_domains_folders: domains::nmi(&article_domain, &folder_ids),
+        nmi_domains_folders_random: domains::nmi(&domains::shuffled(&article_domain), &folder_ids),
         ..Default::default()
     }
 }
