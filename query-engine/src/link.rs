@@ -54,9 +54,9 @@ pub struct Link {
 const GENERIC_HEADING: usize = 8;
 /// A fuzzy link needs this share of the label's bigrams, in order, in one clause.
 const FUZZY_SHARE: f64 = 0.75;
-/// Topics linked by embedding: the nearest two by centred cosine (`make topic-link-analysis`:
-/// the first holds a gold article for 41% of lecoqa.dev's questions and 36% of
-/// lawbench-3-8.dev's, either of the two for 54% and 51%, a random pick by size for 8%).
+/// Topics linked by embedding: the nearest two by centred cosine (`make topic-link-analysis`,
+/// 128 topics: the first holds a gold article for 39% of lecoqa.dev's questions and 39% of
+/// lawbench-3-8.dev's, either of the two for 53% and 55%, a random pick by size for 4%).
 const TOPICS: usize = 2;
 
 /// What linking needs from the graph, indexed once at start-up.
