@@ -174,7 +174,8 @@ pub struct BuildArgs {
     #[arg(long)]
     pub from_scratch: bool,
     /// Share of new or changed articles (0 to 1) past which the domains are clustered
-    /// again; below it new articles join their nearest topic.
+    /// again; below it new articles join their nearest topic. 0: cluster again whatever
+    /// changed.
     #[arg(long, default_value_t = kg_build::domains::RECLUSTER_SHARE, value_name = "SHARE")]
     pub recluster_share: f64,
     /// How an article with several 款 gets its vectors: its 款 passages' (embedded for

@@ -97,7 +97,9 @@ impl Stored {
 
     /// Topics for `articles` ((IRI, text hash, vector)) from these clusters: kept for
     /// unchanged articles, the nearest centroid for the others. `None` when more than
-    /// `max_share` of them are new or changed (or nothing was stored).
+    /// `max_share` of them are new or changed, when `max_share` is 0 (clustering again is
+    /// asked for: an earlier build's clusters are kept otherwise, even those of an older
+    /// clustering) or when nothing was stored.
     pub fn reuse(
         &self,
         articles: &[(String, String, &[f32])],
@@ -113,7 +115,7 @@ impl Stored {
             .filter(|(i, h, _)| !known.contains_key(&(i.as_str(), h.as_str())))
             .count();
         let share = changed as f64 / articles.len().max(1) as f64;
-        if share > max_share || self.centroids.is_empty() {
+        if share > max_share || max_share <= 0.0 || self.centroids.is_empty() {
             return None;
         }
         let topics = articles
@@ -676,6 +678,12 @@ mod tests {
         assert!(stored.reuse(&now, RECLUSTER_SHARE).is_none());
         // A larger share allowed: still kept.
         assert!(stored.reuse(&now, 0.2).is_some());
+        // A share of 0 asks for a new clustering, even with nothing changed.
+        let unchanged: Vec<(String, String, &[f32])> = (0..60)
+            .map(|i| (format!("a{i}"), "h".to_owned(), v[i].as_slice()))
+            .collect();
+        assert!(stored.reuse(&unchanged, 1e-9).is_some());
+        assert!(stored.reuse(&unchanged, 0.0).is_none());
     }
 
     #[test]
