@@ -162,3 +162,19 @@ fn a_batch_split_into_passes_side_by_side_embeds_each_text_as_alone() {
         assert!(max_diff(v, s) < 1e-5, "{t}: differs from split passes");
     }
 }
+
+/// A text embedded alone is split by tokens over the workers (q, k and v in one pass,
+/// GELU inside the FFN's pass): the vector must not depend on where the runs begin, so one
+/// thread and two give the same bits.
+#[test]
+fn a_text_alone_gives_the_same_bits_on_one_thread_and_two() {
+    let one = E5Encoder::load(&model_path(), &EncoderOptions { threads: 1 }).unwrap();
+    let two = E5Encoder::load(&model_path(), &EncoderOptions { threads: 2 }).unwrap();
+    let base = "公司拖欠工资三个月，我可以解除劳动合同并要求经济补偿吗？";
+    for n in [1, 2, 5, 17] {
+        let text = base.repeat(n);
+        let a = &one.embed(&[&text], TextKind::Query)[0];
+        let b = &two.embed(&[&text], TextKind::Query)[0];
+        assert_eq!(a, b, "{n} repeats");
+    }
+}
