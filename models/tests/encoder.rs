@@ -163,9 +163,8 @@ fn a_batch_split_into_passes_side_by_side_embeds_each_text_as_alone() {
     }
 }
 
-/// A text embedded alone is split by tokens over the workers (q, k and v in one pass,
-/// GELU inside the FFN's pass): the vector must not depend on where the runs begin, so one
-/// thread and two give the same bits.
+/// A short text embedded alone runs on one thread as one pass and on two as a team (each
+/// worker a share of every matrix's rows and of the heads): the same bits either way.
 #[test]
 fn a_text_alone_gives_the_same_bits_on_one_thread_and_two() {
     let one = E5Encoder::load(&model_path(), &EncoderOptions { threads: 1 }).unwrap();
@@ -177,4 +176,29 @@ fn a_text_alone_gives_the_same_bits_on_one_thread_and_two() {
         let b = &two.embed(&[&text], TextKind::Query)[0];
         assert_eq!(a, b, "{n} repeats");
     }
+}
+
+/// Questions embedded from several threads at once (as `coal serve` does) all finish, each
+/// with the vector it has alone: team passes take turns.
+#[test]
+fn questions_embedded_from_several_threads_at_once_all_finish() {
+    let two = E5Encoder::load(&model_path(), &EncoderOptions { threads: 2 }).unwrap();
+    let texts: Vec<String> = (0..8)
+        .map(|i| format!("第{i}个问题：公司拖欠工资怎么办？"))
+        .collect();
+    let alone: Vec<Vec<f32>> = texts
+        .iter()
+        .map(|t| two.embed(&[t], TextKind::Query).remove(0))
+        .collect();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..5 {
+                    for (t, want) in texts.iter().zip(&alone) {
+                        assert_eq!(&two.embed(&[t], TextKind::Query)[0], want);
+                    }
+                }
+            });
+        }
+    });
 }

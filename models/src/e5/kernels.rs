@@ -296,23 +296,26 @@ mod avx2 {
         bias: &[f32],
         acts: &super::QuantizedActs,
         tokens: std::ops::Range<usize>,
+        panels: std::ops::Range<usize>,
         y: &mut [f32],
     ) {
         use super::PANEL_AVX2 as P;
         let (nout, nin) = (w.rows, w.cols);
         let nb = nin / QK;
+        // A token's outputs are the panels' rows side by side.
+        let stride = panels.len() * P;
         assert!(w.panel == P && w.w.len() == nout * nin && w.d.len() == nout * nb);
         assert!(acts.q.len() >= tokens.end * nin && acts.d.len() >= tokens.end * nb);
-        assert!(y.len() >= tokens.len() * nout && bias.len() == nout);
-        for p in 0..nout / P {
+        assert!(panels.end * P <= nout && y.len() >= tokens.len() * stride && bias.len() == nout);
+        for p in panels.clone() {
             let pw = &w.w[p * nb * P * QK..(p + 1) * nb * P * QK];
             let pd = &w.d[p * nb * P..(p + 1) * nb * P];
             // SAFETY: p*P+8 <= nout = bias.len().
             let bv = unsafe { _mm256_loadu_ps(bias.as_ptr().add(p * P)) };
             let mut t = tokens.start;
             let mut put = |t: usize, v: __m256| {
-                let at = (t - tokens.start) * nout + p * P;
-                // SAFETY: at+8 <= tokens.len()*nout <= y.len() (asserted above).
+                let at = (t - tokens.start) * stride + (p - panels.start) * P;
+                // SAFETY: at+8 <= tokens.len()*stride <= y.len() (asserted above).
                 unsafe { _mm256_storeu_ps(y.as_mut_ptr().add(at), _mm256_add_ps(v, bv)) };
             };
             while t + TOKENS <= tokens.end {
@@ -527,15 +530,20 @@ mod avx512 {
         bias: &[f32],
         acts: &super::QuantizedActs,
         tokens: std::ops::Range<usize>,
+        panels: std::ops::Range<usize>,
         y: &mut [f32],
     ) {
         use super::PANEL;
         let (nout, nin) = (w.rows, w.cols);
         let nb = nin / QK;
+        // A token's outputs are the panels' rows side by side.
+        let stride = panels.len() * PANEL;
         assert!(w.panel == PANEL && w.w.len() == nout * nin && w.d.len() == nout * nb);
         assert!(acts.q.len() >= tokens.end * nin && acts.d.len() >= tokens.end * nb);
-        assert!(y.len() >= tokens.len() * nout && bias.len() == nout);
-        for p in 0..nout / PANEL {
+        assert!(
+            panels.end * PANEL <= nout && y.len() >= tokens.len() * stride && bias.len() == nout
+        );
+        for p in panels.clone() {
             let pw = &w.w[p * nb * PANEL * QK..(p + 1) * nb * PANEL * QK];
             let pd = &w.d[p * nb * PANEL..(p + 1) * nb * PANEL];
             // SAFETY: p*PANEL+16 <= nout = bias.len().
@@ -545,14 +553,14 @@ mod avx512 {
                 // SAFETY: as asserted above.
                 let r = unsafe { panel_tokens::<4>(pw, pd, nb, acts, t) };
                 for (i, v) in r.iter().enumerate() {
-                    let at = (t + i - tokens.start) * nout + p * PANEL;
+                    let at = (t + i - tokens.start) * stride + (p - panels.start) * PANEL;
                     unsafe { _mm512_storeu_ps(y.as_mut_ptr().add(at), _mm512_add_ps(*v, bv)) };
                 }
                 t += 4;
             }
             while t < tokens.end {
                 let r = unsafe { panel_tokens::<1>(pw, pd, nb, acts, t) };
-                let at = (t - tokens.start) * nout + p * PANEL;
+                let at = (t - tokens.start) * stride + (p - panels.start) * PANEL;
                 unsafe { _mm512_storeu_ps(y.as_mut_ptr().add(at), _mm512_add_ps(r[0], bv)) };
                 t += 1;
             }
@@ -634,6 +642,16 @@ impl PackedQ4 {
         m.rows.is_multiple_of(panel).then(|| Self::pack(m, panel))
     }
 
+    /// Panels of rows (each [`Self::panel_rows`] rows).
+    pub fn panels(&self) -> usize {
+        self.rows / self.panel
+    }
+
+    /// Rows per panel.
+    pub fn panel_rows(&self) -> usize {
+        self.panel
+    }
+
     /// The panel width of the widest packed kernel this CPU runs.
     fn panel_for_this_cpu() -> Option<usize> {
         #[cfg(target_arch = "x86_64")]
@@ -684,29 +702,35 @@ impl PackedQ4 {
 
 /// [`matmul`] over a [`PackedQ4`]: the same sums, in an order that needs a fraction of
 /// the float work (one int32→float conversion per panel of rows and block instead of per
-/// row and block) and loads each weight once for several tokens.
+/// row and block) and loads each weight once for several tokens. Only the output rows of
+/// `panels` (of [`PackedQ4::panels`]) are computed: `y` holds each token's rows of those
+/// panels side by side, so that workers can share out a matrix's rows as well as its
+/// tokens; each output is the same to the bit either way.
 pub fn matmul_packed(
     w: &PackedQ4,
     bias: &[f32],
     acts: &QuantizedActs,
     tokens: std::ops::Range<usize>,
+    panels: std::ops::Range<usize>,
     y: &mut [f32],
 ) {
-    assert!(acts.cols == w.cols && bias.len() == w.rows);
-    assert!(y.len() >= tokens.len() * w.rows);
+    let stride = panels.len() * w.panel;
+    assert!(acts.cols == w.cols && bias.len() == w.rows && panels.end <= w.panels());
+    assert!(y.len() >= tokens.len() * stride);
     #[cfg(target_arch = "x86_64")]
     {
         let mut t0 = tokens.start;
         while t0 < tokens.end {
             let t1 = (t0 + TOKEN_TILE).min(tokens.end);
-            let yo = (t0 - tokens.start) * w.rows;
+            let yo = (t0 - tokens.start) * stride;
+            let (y, panels) = (&mut y[yo..], panels.clone());
             // SAFETY: a PackedQ4 of 16-row panels exists only when AVX-512 VNNI is
             // available, one of 8-row panels only with AVX2 and FMA (`new`; the tests'
-            // `pack` calls check first); the tile's tokens are inside `acts` and their
-            // output rows inside `y` (asserted above).
+            // `pack` calls check first); the tile's tokens are inside `acts`, its panels
+            // inside `w` and their output rows inside `y` (asserted above).
             match w.panel {
-                PANEL => unsafe { avx512::tile(w, bias, acts, t0..t1, &mut y[yo..]) },
-                PANEL_AVX2 => unsafe { avx2::tile(w, bias, acts, t0..t1, &mut y[yo..]) },
+                PANEL => unsafe { avx512::tile(w, bias, acts, t0..t1, panels, y) },
+                PANEL_AVX2 => unsafe { avx2::tile(w, bias, acts, t0..t1, panels, y) },
                 other => unreachable!("no kernel for {other}-row panels"),
             }
             t0 = t1;
@@ -1104,9 +1128,23 @@ mod tests {
             // A token range that does not start at 0 writes only its own rows.
             let mut y = vec![f32::NAN; (tokens - 2) * nout];
             if runs_here {
-                matmul_packed(&packed, &bias, &acts, 2..tokens, &mut y);
+                let all = 0..packed.panels();
+                matmul_packed(&packed, &bias, &acts, 2..tokens, all.clone(), &mut y);
                 for (got, want) in y.iter().zip(&reference[2 * nout..]) {
                     assert!((got - want).abs() < 1e-4, "panel {panel}: {got} vs {want}");
+                }
+                // One panel's rows, side by side per token: the same bits as in the whole.
+                let mut full = vec![0f32; tokens * nout];
+                matmul_packed(&packed, &bias, &acts, 0..tokens, all, &mut full);
+                let mut part = vec![f32::NAN; tokens * panel];
+                matmul_packed(&packed, &bias, &acts, 0..tokens, 1..2, &mut part);
+                for t in 0..tokens {
+                    let whole = &full[t * nout + panel..t * nout + 2 * panel];
+                    assert_eq!(
+                        &part[t * panel..(t + 1) * panel],
+                        whole,
+                        "panel {panel}, token {t}"
+                    );
                 }
             }
             // The layout itself, read back element by element.
@@ -1167,7 +1205,8 @@ mod tests {
         for panel in [PANEL, PANEL_AVX2] {
             if packed_kernel_runs_here(panel) {
                 let mut y = vec![0f32; tokens * nout];
-                matmul_packed(&PackedQ4::pack(w, panel), &bias, &acts, 0..tokens, &mut y);
+                let packed = PackedQ4::pack(w, panel);
+                matmul_packed(&packed, &bias, &acts, 0..tokens, 0..packed.panels(), &mut y);
                 for (got, want) in y.iter().zip(&reference) {
                     assert!((got - want).abs() < 1e-3 * want.abs(), "{got} vs {want}");
                 }

@@ -4,6 +4,7 @@
 
 mod format;
 pub mod kernels;
+mod team;
 mod tokenizer;
 
 use std::path::Path;
@@ -49,6 +50,11 @@ const CHUNK_TOKENS: usize = 16_384;
 /// tokens/s against 3,819-4,065, 64 articles a call), within this machine's noise, so
 /// change it only with a rerun of `coal bench encoder --passes 3` on either side.
 const SIDE_BY_SIDE_PASS_TOKENS: usize = 512;
+
+/// A pass of at most this many tokens (a question; a batch's passes run one per worker)
+/// runs on all the workers as one team ([`team`]), each computing its share of every
+/// matrix's rows for all the tokens.
+const TEAM_TOKENS: usize = 256;
 
 /// Tokens per parallel task of the row-wise stages (quantization, layer norm): on one
 /// thread they were an eighth of the forward pass while the rest of it ran on all cores.
@@ -158,6 +164,10 @@ pub struct E5Encoder {
     pool: rayon::ThreadPool,
     /// One single-thread pool per worker of `pool`, for passes run side by side.
     solo: Vec<rayon::ThreadPool>,
+    /// Held through a team pass ([`team`]): a pass keeps every worker of `pool` spinning,
+    /// so passes take turns instead of relying on the order rayon starts broadcast jobs in
+    /// (`questions_embedded_from_several_threads_at_once_all_finish` passed without it too).
+    team: std::sync::Mutex<()>,
 }
 
 impl E5Encoder {
@@ -233,6 +243,7 @@ impl E5Encoder {
             tokenizer,
             pool,
             solo,
+            team: std::sync::Mutex::new(()),
         })
     }
 
@@ -292,7 +303,7 @@ impl E5Encoder {
             PassLayout::Split => 1,
         };
         let chunks = plan_passes(&windows, workers);
-        let pass = |range: &std::ops::Range<usize>| {
+        let inputs = |range: &std::ops::Range<usize>| {
             let mut ids = Vec::new();
             let mut segments = Vec::with_capacity(range.len());
             for &(i, a, b) in &windows[range.clone()] {
@@ -302,10 +313,20 @@ impl E5Encoder {
                 ids.push(self.tokenizer.eos);
                 segments.push((start, ids.len()));
             }
+            (ids, segments)
+        };
+        let pass = |range: &std::ops::Range<usize>| {
+            let (ids, segments) = inputs(range);
             self.forward(&ids, &segments)
         };
         let means: Vec<Vec<f32>> = if chunks.len() > 1 && workers > 1 {
             self.side_by_side(&chunks, pass)
+        } else if let [only] = chunks.as_slice()
+            && layout == PassLayout::SideBySide
+            && let (ids, segments) = inputs(only)
+            && self.team_fits(ids.len())
+        {
+            vec![self.forward_team(&ids, &segments)]
         } else {
             self.pool.install(|| chunks.iter().map(pass).collect())
         };
@@ -396,7 +417,7 @@ impl E5Encoder {
             for (l, ys) in linears.iter().zip(ys) {
                 let tokens = start..start + ys.len() / l.rows;
                 match &l.packed {
-                    Some(p) => matmul_packed(p, &l.bias, acts, tokens, ys),
+                    Some(p) => matmul_packed(p, &l.bias, acts, tokens, 0..p.panels(), ys),
                     None => matmul(self.q4(l.offset, l.rows, l.cols), &l.bias, acts, tokens, ys),
                 }
                 finish(ys);
@@ -445,21 +466,7 @@ impl E5Encoder {
             ..
         } = self.cfg;
         let t_len = ids.len();
-        let mut pos_of = vec![0usize; t_len];
-        for &(a, b) in segments {
-            for (i, p) in pos_of[a..b].iter_mut().enumerate() {
-                *p = i;
-            }
-        }
-        let word = self.q4(self.word, self.cfg.vocab, h);
-        let mut x = vec![0f32; t_len * h];
-        x.par_chunks_mut(h).enumerate().for_each(|(t, row)| {
-            word.dequantize_row(ids[t] as usize, row);
-            let p = &self.pos[pos_of[t] * h..(pos_of[t] + 1) * h];
-            for i in 0..h {
-                row[i] += p[i] + self.token_type[i];
-            }
-        });
+        let mut x = self.embed_tokens(ids, segments);
         par_add_layernorm(&mut x, None, &self.emb_ln.0, &self.emb_ln.1, h, eps);
 
         for layer in &self.layers {
@@ -484,17 +491,44 @@ impl E5Encoder {
             par_add_layernorm(&mut x, Some(&fo), &layer.out_ln.0, &layer.out_ln.1, h, eps);
         }
 
-        let mut out = vec![0f32; segments.len() * h];
-        for (s, &(a, b)) in segments.iter().enumerate() {
-            let o = &mut out[s * h..(s + 1) * h];
-            for t in a..b {
-                for (acc, v) in o.iter_mut().zip(&x[t * h..(t + 1) * h]) {
-                    *acc += v;
-                }
-            }
-            let inv = 1.0 / (b - a) as f32;
-            o.iter_mut().for_each(|v| *v *= inv);
-        }
-        out
+        mean_pool(&x, segments, h)
     }
+
+    /// Each token's word, position and type embeddings summed (positions count from each
+    /// segment's start), before the embedding layer norm.
+    fn embed_tokens(&self, ids: &[u32], segments: &[(usize, usize)]) -> Vec<f32> {
+        let h = self.cfg.hidden;
+        let mut pos_of = vec![0usize; ids.len()];
+        for &(a, b) in segments {
+            for (i, p) in pos_of[a..b].iter_mut().enumerate() {
+                *p = i;
+            }
+        }
+        let word = self.q4(self.word, self.cfg.vocab, h);
+        let mut x = vec![0f32; ids.len() * h];
+        for (t, row) in x.chunks_exact_mut(h).enumerate() {
+            word.dequantize_row(ids[t] as usize, row);
+            let p = &self.pos[pos_of[t] * h..(pos_of[t] + 1) * h];
+            for i in 0..h {
+                row[i] += p[i] + self.token_type[i];
+            }
+        }
+        x
+    }
+}
+
+/// Each segment's mean hidden state.
+fn mean_pool(x: &[f32], segments: &[(usize, usize)], h: usize) -> Vec<f32> {
+    let mut out = vec![0f32; segments.len() * h];
+    for (s, &(a, b)) in segments.iter().enumerate() {
+        let o = &mut out[s * h..(s + 1) * h];
+        for t in a..b {
+            for (acc, v) in o.iter_mut().zip(&x[t * h..(t + 1) * h]) {
+                *acc += v;
+            }
+        }
+        let inv = 1.0 / (b - a) as f32;
+        o.iter_mut().for_each(|v| *v *= inv);
+    }
+    out
 }

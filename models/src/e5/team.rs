@@ -1,0 +1,320 @@
+//! One short text's forward pass on every worker at once, the workers spinning at a
+//! barrier between stages. Split into rayon tasks, a question's ~60 stages each woke the
+//! other worker, and on this VM the wake-up took about as long as the stage: two threads
+//! embedded a 30-token question no faster than one. Here the pool's threads are woken once
+//! (`broadcast`) and stay busy until the pass ends.
+//!
+//! Every worker keeps its own copy of every activation. It computes its share of each
+//! matrix's rows (for all tokens) and of the attention heads, publishes it, and after the
+//! barrier copies the others' shares in; the element-wise stages (quantization, layer
+//! norm) it runs on all tokens itself, since they cost less than passing their results
+//! around. Each value is computed by the same code as in [`E5Encoder::forward`], so the
+//! vectors are the same to the bit.
+
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use super::kernels::{
+    PackedQ4, QuantizedActs, add_layernorm, attend_head, gelu_inplace, matmul_packed, quantize,
+};
+use super::{E5Encoder, Linear};
+
+/// A barrier that spins instead of sleeping: the workers wait for each other for
+/// microseconds, far less than a futex wake-up.
+struct SpinBarrier {
+    workers: usize,
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+    /// Set when a worker panics, so that the others stop waiting for it.
+    poisoned: AtomicBool,
+}
+
+impl SpinBarrier {
+    fn new(workers: usize) -> SpinBarrier {
+        SpinBarrier {
+            workers,
+            arrived: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+            poisoned: AtomicBool::new(false),
+        }
+    }
+
+    fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.workers {
+            // Reset before the release, so the next barrier's arrivals count from 0.
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+            return;
+        }
+        while self.generation.load(Ordering::Acquire) == generation {
+            assert!(
+                !self.poisoned.load(Ordering::Relaxed),
+                "another encoder worker panicked"
+            );
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Marks the barrier poisoned if its worker unwinds.
+struct PoisonOnPanic<'a>(&'a SpinBarrier);
+
+impl Drop for PoisonOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.poisoned.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// What one worker publishes at a stage: its pieces, in the stage's order.
+type Shares = Vec<RwLock<Vec<Vec<f32>>>>;
+
+/// One pass's shared state. Stages alternate between the two sets of shares: a worker
+/// writes set `s % 2` at stage `s` only after the barrier of stage `s − 1`, which the
+/// others pass only once they have read set `s % 2` at stage `s − 2`.
+struct Team<'a> {
+    worker: usize,
+    workers: usize,
+    barrier: &'a SpinBarrier,
+    shares: &'a [Shares; 2],
+    stage: usize,
+}
+
+impl<'a> Team<'a> {
+    /// This worker's run of `0..n` (panels or heads).
+    fn share(&self, n: usize) -> std::ops::Range<usize> {
+        self.share_of(self.worker, n)
+    }
+
+    fn share_of(&self, worker: usize, n: usize) -> std::ops::Range<usize> {
+        n * worker / self.workers..n * (worker + 1) / self.workers
+    }
+
+    /// Publishes this worker's pieces, waits for everyone's, and returns every worker's
+    /// pieces (read-locked) in worker order.
+    fn exchange(
+        &mut self,
+        mine: Vec<Vec<f32>>,
+    ) -> Vec<std::sync::RwLockReadGuard<'a, Vec<Vec<f32>>>> {
+        let set: &'a Shares = &self.shares[self.stage % 2];
+        self.stage += 1;
+        *set[self.worker].write().expect("a worker's share") = mine;
+        self.barrier.wait();
+        set.iter()
+            .map(|s| s.read().expect("a worker's share"))
+            .collect()
+    }
+
+    /// `x·Wᵀ + b` of each of `linears` for every token, this worker's panels of rows
+    /// computed here, then `finish` over them.
+    fn apply<const N: usize>(
+        &mut self,
+        linears: [&Linear; N],
+        acts: &QuantizedActs,
+        tokens: usize,
+        finish: fn(&mut [f32]),
+    ) -> [Vec<f32>; N] {
+        let packed: [&PackedQ4; N] =
+            linears.map(|l| l.packed.as_ref().expect("a team needs packed weights"));
+        let mine = linears
+            .iter()
+            .zip(&packed)
+            .map(|(l, p)| {
+                let panels = self.share(p.panels());
+                let mut y = vec![0f32; tokens * panels.len() * p.panel_rows()];
+                matmul_packed(p, &l.bias, acts, 0..tokens, panels, &mut y);
+                finish(&mut y);
+                y
+            })
+            .collect();
+        let shares: Vec<_> = self.share_ranges(&packed);
+        let all = self.exchange(mine);
+        let mut outs: [Vec<f32>; N] = linears.map(|l| vec![0f32; tokens * l.rows]);
+        for (i, (out, p)) in outs.iter_mut().zip(&packed).enumerate() {
+            let rows = p.panels() * p.panel_rows();
+            for (pieces, panels) in all.iter().zip(&shares[i]) {
+                let (from, width) = (panels.start * p.panel_rows(), panels.len() * p.panel_rows());
+                if width == 0 {
+                    continue;
+                }
+                for (t, piece) in pieces[i].chunks_exact(width).enumerate() {
+                    out[t * rows + from..t * rows + from + width].copy_from_slice(piece);
+                }
+            }
+        }
+        outs
+    }
+
+    /// Every worker's panels of each matrix.
+    fn share_ranges<const N: usize>(
+        &self,
+        packed: &[&PackedQ4; N],
+    ) -> Vec<Vec<std::ops::Range<usize>>> {
+        packed
+            .iter()
+            .map(|p| {
+                (0..self.workers)
+                    .map(|w| self.share_of(w, p.panels()))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Attention, this worker's heads of every segment computed here (as
+    /// [`E5Encoder::attention`] computes each).
+    fn attention(
+        &mut self,
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+        segments: &[(usize, usize)],
+        hidden: usize,
+        heads: usize,
+    ) -> Vec<f32> {
+        let hd = hidden / heads;
+        let mine = segments
+            .iter()
+            .flat_map(|&(a, b)| {
+                self.share(heads)
+                    .map(move |head| attend_head(q, k, v, hidden, a * hidden + head * hd, b - a))
+            })
+            .collect();
+        let workers = self.workers;
+        let ranges: Vec<_> = (0..workers).map(|w| self.share_of(w, heads)).collect();
+        let all = self.exchange(mine);
+        let mut ctx = vec![0f32; q.len()];
+        for (pieces, heads) in all.iter().zip(&ranges) {
+            let mut piece = pieces.iter();
+            for &(a, _) in segments {
+                for head in heads.clone() {
+                    let o = piece.next().expect("one piece per segment and head");
+                    for (i, row) in o.chunks_exact(hd).enumerate() {
+                        let at = (a + i) * hidden + head * hd;
+                        ctx[at..at + hd].copy_from_slice(row);
+                    }
+                }
+            }
+        }
+        ctx
+    }
+}
+
+impl E5Encoder {
+    /// Whether [`Self::forward_team`] can run a pass of `tokens` tokens: several workers,
+    /// every matrix packed, and a text short enough that sharing out rows beats sharing
+    /// out tokens.
+    pub(super) fn team_fits(&self, tokens: usize) -> bool {
+        self.pool.current_num_threads() > 1
+            && tokens <= super::TEAM_TOKENS
+            && self.layers.iter().all(|l| {
+                [&l.q, &l.k, &l.v, &l.attn_out, &l.ffn_in, &l.ffn_out]
+                    .iter()
+                    .all(|m| m.packed.is_some())
+            })
+    }
+
+    /// [`Self::forward`] with the pool's workers as one team (see the module's text).
+    pub(super) fn forward_team(&self, ids: &[u32], segments: &[(usize, usize)]) -> Vec<f32> {
+        // A poisoned lock only means an earlier pass panicked; its state is gone with it.
+        let _one_team_at_a_time = self.team.lock().unwrap_or_else(|e| e.into_inner());
+        let workers = self.pool.current_num_threads();
+        let barrier = SpinBarrier::new(workers);
+        let shares: [Shares; 2] =
+            std::array::from_fn(|_| (0..workers).map(|_| RwLock::new(Vec::new())).collect());
+        let mut outs = self.pool.broadcast(|ctx| {
+            assert_eq!(ctx.num_threads(), workers);
+            let _poison = PoisonOnPanic(&barrier);
+            let team = Team {
+                worker: ctx.index(),
+                workers,
+                barrier: &barrier,
+                shares: &shares,
+                stage: 0,
+            };
+            self.team_pass(team, ids, segments)
+        });
+        outs.swap_remove(0)
+    }
+
+    fn team_pass(&self, mut team: Team<'_>, ids: &[u32], segments: &[(usize, usize)]) -> Vec<f32> {
+        let super::format::Config {
+            hidden: h,
+            ffn: ff,
+            eps,
+            heads,
+            ..
+        } = self.cfg;
+        let t_len = ids.len();
+        let mut x = self.embed_tokens(ids, segments);
+        add_layernorm(&mut x, None, &self.emb_ln.0, &self.emb_ln.1, h, eps);
+        for layer in &self.layers {
+            let acts = quantize(&x, h);
+            let [q, k, v] = team.apply([&layer.q, &layer.k, &layer.v], &acts, t_len, |_| {});
+            let ctx = team.attention(&q, &k, &v, segments, h, heads);
+            let acts = quantize(&ctx, h);
+            let [ao] = team.apply([&layer.attn_out], &acts, t_len, |_| {});
+            add_layernorm(
+                &mut x,
+                Some(&ao),
+                &layer.attn_ln.0,
+                &layer.attn_ln.1,
+                h,
+                eps,
+            );
+            let acts = quantize(&x, h);
+            let [mid] = team.apply([&layer.ffn_in], &acts, t_len, gelu_inplace);
+            let acts = quantize(&mid, ff);
+            let [fo] = team.apply([&layer.ffn_out], &acts, t_len, |_| {});
+            add_layernorm(&mut x, Some(&fo), &layer.out_ln.0, &layer.out_ln.1, h, eps);
+        }
+        super::mean_pool(&x, segments, h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_barrier_holds_every_worker_until_all_arrive() {
+        // Each round every worker adds 1, waits, then reads the total: it must be the
+        // whole round's, never a count from the middle of it.
+        let workers = 3;
+        let barrier = SpinBarrier::new(workers);
+        let count = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| {
+                    for round in 1..=200 {
+                        count.fetch_add(1, Ordering::Relaxed);
+                        barrier.wait();
+                        assert_eq!(count.load(Ordering::Relaxed), round * workers);
+                        barrier.wait();
+                    }
+                });
+            }
+        });
+    }
+
+    #[test]
+    fn a_worker_that_panics_releases_the_others() {
+        let barrier = SpinBarrier::new(2);
+        let outcomes: Vec<bool> = std::thread::scope(|s| {
+            let spawn = |fail: bool| {
+                let barrier = &barrier;
+                s.spawn(move || {
+                    let _poison = PoisonOnPanic(barrier);
+                    if fail {
+                        panic!("a kernel's assertion");
+                    }
+                    barrier.wait();
+                })
+            };
+            let (a, b) = (spawn(true), spawn(false));
+            vec![a.join().is_err(), b.join().is_err()]
+        });
+        assert_eq!(outcomes, vec![true, true], "both end, neither hangs");
+    }
+}
