@@ -5,11 +5,10 @@
 //! (`broadcast`) and stay busy until the pass ends.
 //!
 //! Every worker keeps its own copy of every activation. It computes its share of each
-//! matrix's rows (for all tokens) and of the attention heads, publishes it, and after the
-//! barrier copies the others' shares in; the element-wise stages (quantization, layer
-//! norm) it runs on all tokens itself, since they cost less than passing their results
-//! around. Each value is computed by the same code as in [`E5Encoder::forward`], so the
-//! vectors are the same to the bit.
+//! matrix's rows (for all tokens, GELU included), of the attention heads and of the
+//! tokens' quantization and layer norms, publishes it, and after the barrier copies the
+//! others' shares in. Each value is computed by the same code as in
+//! [`E5Encoder::forward`], so the vectors are the same to the bit.
 
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -68,8 +67,31 @@ impl Drop for PoisonOnPanic<'_> {
     }
 }
 
-/// What one worker publishes at a stage: its pieces, in the stage's order.
-type Shares = Vec<RwLock<Vec<Vec<f32>>>>;
+/// What one worker publishes at a stage: float pieces in the stage's order, or its rows
+/// of quantized activations.
+enum Piece {
+    Floats(Vec<Vec<f32>>),
+    Acts(QuantizedActs),
+}
+
+impl Piece {
+    fn floats(&self) -> &[Vec<f32>] {
+        match self {
+            Piece::Floats(f) => f,
+            Piece::Acts(_) => unreachable!("a stage exchanges one kind of piece"),
+        }
+    }
+
+    fn acts(&self) -> &QuantizedActs {
+        match self {
+            Piece::Acts(a) => a,
+            Piece::Floats(_) => unreachable!("a stage exchanges one kind of piece"),
+        }
+    }
+}
+
+/// Every worker's piece of a stage.
+type Shares = Vec<RwLock<Piece>>;
 
 /// One pass's shared state. Stages alternate between the two sets of shares: a worker
 /// writes set `s % 2` at stage `s` only after the barrier of stage `s − 1`, which the
@@ -94,10 +116,7 @@ impl<'a> Team<'a> {
 
     /// Publishes this worker's pieces, waits for everyone's, and returns every worker's
     /// pieces (read-locked) in worker order.
-    fn exchange(
-        &mut self,
-        mine: Vec<Vec<f32>>,
-    ) -> Vec<std::sync::RwLockReadGuard<'a, Vec<Vec<f32>>>> {
+    fn exchange(&mut self, mine: Piece) -> Vec<std::sync::RwLockReadGuard<'a, Piece>> {
         let set: &'a Shares = &self.shares[self.stage % 2];
         self.stage += 1;
         *set[self.worker].write().expect("a worker's share") = mine;
@@ -130,7 +149,7 @@ impl<'a> Team<'a> {
             })
             .collect();
         let shares: Vec<_> = self.share_ranges(&packed);
-        let all = self.exchange(mine);
+        let all = self.exchange(Piece::Floats(mine));
         let mut outs: [Vec<f32>; N] = linears.map(|l| vec![0f32; tokens * l.rows]);
         for (i, (out, p)) in outs.iter_mut().zip(&packed).enumerate() {
             let rows = p.panels() * p.panel_rows();
@@ -139,12 +158,53 @@ impl<'a> Team<'a> {
                 if width == 0 {
                     continue;
                 }
-                for (t, piece) in pieces[i].chunks_exact(width).enumerate() {
+                for (t, piece) in pieces.floats()[i].chunks_exact(width).enumerate() {
                     out[t * rows + from..t * rows + from + width].copy_from_slice(piece);
                 }
             }
         }
         outs
+    }
+
+    /// [`quantize`] of `x`'s rows, this worker's share quantized here.
+    fn quantize(&mut self, x: &[f32], cols: usize) -> QuantizedActs {
+        let mine = self.share(x.len() / cols);
+        let part = quantize(&x[mine.start * cols..mine.end * cols], cols);
+        let all = self.exchange(Piece::Acts(part));
+        let mut acts = QuantizedActs {
+            q: Vec::with_capacity(x.len()),
+            d: Vec::new(),
+            s: Vec::new(),
+            cols,
+        };
+        for piece in &all {
+            let part = piece.acts();
+            acts.q.extend_from_slice(&part.q);
+            acts.d.extend_from_slice(&part.d);
+            acts.s.extend_from_slice(&part.s);
+        }
+        acts
+    }
+
+    /// [`add_layernorm`] of `x + y` row by row, this worker's share of the rows here.
+    fn add_layernorm(
+        &mut self,
+        x: &mut [f32],
+        y: &[f32],
+        ln: &(Vec<f32>, Vec<f32>),
+        cols: usize,
+        eps: f32,
+    ) {
+        let rows = x.len() / cols;
+        let mine = self.share(rows);
+        let at = mine.start * cols..mine.end * cols;
+        let mut part = x[at.clone()].to_vec();
+        add_layernorm(&mut part, Some(&y[at]), &ln.0, &ln.1, cols, eps);
+        let ranges: Vec<_> = (0..self.workers).map(|w| self.share_of(w, rows)).collect();
+        let all = self.exchange(Piece::Floats(vec![part]));
+        for (piece, rows) in all.iter().zip(ranges) {
+            x[rows.start * cols..rows.end * cols].copy_from_slice(&piece.floats()[0]);
+        }
     }
 
     /// Every worker's panels of each matrix.
@@ -183,10 +243,10 @@ impl<'a> Team<'a> {
             .collect();
         let workers = self.workers;
         let ranges: Vec<_> = (0..workers).map(|w| self.share_of(w, heads)).collect();
-        let all = self.exchange(mine);
+        let all = self.exchange(Piece::Floats(mine));
         let mut ctx = vec![0f32; q.len()];
         for (pieces, heads) in all.iter().zip(&ranges) {
-            let mut piece = pieces.iter();
+            let mut piece = pieces.floats().iter();
             for &(a, _) in segments {
                 for head in heads.clone() {
                     let o = piece.next().expect("one piece per segment and head");
@@ -221,8 +281,11 @@ impl E5Encoder {
         let _one_team_at_a_time = self.team.lock().unwrap_or_else(|e| e.into_inner());
         let workers = self.pool.current_num_threads();
         let barrier = SpinBarrier::new(workers);
-        let shares: [Shares; 2] =
-            std::array::from_fn(|_| (0..workers).map(|_| RwLock::new(Vec::new())).collect());
+        let shares: [Shares; 2] = std::array::from_fn(|_| {
+            (0..workers)
+                .map(|_| RwLock::new(Piece::Floats(Vec::new())))
+                .collect()
+        });
         let mut outs = self.pool.broadcast(|ctx| {
             assert_eq!(ctx.num_threads(), workers);
             let _poison = PoisonOnPanic(&barrier);
@@ -250,24 +313,17 @@ impl E5Encoder {
         let mut x = self.embed_tokens(ids, segments);
         add_layernorm(&mut x, None, &self.emb_ln.0, &self.emb_ln.1, h, eps);
         for layer in &self.layers {
-            let acts = quantize(&x, h);
+            let acts = team.quantize(&x, h);
             let [q, k, v] = team.apply([&layer.q, &layer.k, &layer.v], &acts, t_len, |_| {});
             let ctx = team.attention(&q, &k, &v, segments, h, heads);
-            let acts = quantize(&ctx, h);
+            let acts = team.quantize(&ctx, h);
             let [ao] = team.apply([&layer.attn_out], &acts, t_len, |_| {});
-            add_layernorm(
-                &mut x,
-                Some(&ao),
-                &layer.attn_ln.0,
-                &layer.attn_ln.1,
-                h,
-                eps,
-            );
-            let acts = quantize(&x, h);
+            team.add_layernorm(&mut x, &ao, &layer.attn_ln, h, eps);
+            let acts = team.quantize(&x, h);
             let [mid] = team.apply([&layer.ffn_in], &acts, t_len, gelu_inplace);
-            let acts = quantize(&mid, ff);
+            let acts = team.quantize(&mid, ff);
             let [fo] = team.apply([&layer.ffn_out], &acts, t_len, |_| {});
-            add_layernorm(&mut x, Some(&fo), &layer.out_ln.0, &layer.out_ln.1, h, eps);
+            team.add_layernorm(&mut x, &fo, &layer.out_ln, h, eps);
         }
         super::mean_pool(&x, segments, h)
     }
