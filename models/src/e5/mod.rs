@@ -164,10 +164,34 @@ pub struct E5Encoder {
     pool: rayon::ThreadPool,
     /// One single-thread pool per worker of `pool`, for passes run side by side.
     solo: Vec<rayon::ThreadPool>,
-    /// Held through a team pass ([`team`]): a pass keeps every worker of `pool` spinning,
-    /// so passes take turns instead of relying on the order rayon starts broadcast jobs in
-    /// (`questions_embedded_from_several_threads_at_once_all_finish` passed without it too).
+    /// Held through a team pass ([`team`]), which keeps every worker of `pool` busy.
     team: std::sync::Mutex<()>,
+    /// `embed` calls under way. A question is embedded by a team only when its call is the
+    /// only one: with several at once (`coal serve` under load) the cores are busy anyway,
+    /// and a team's worker that loses its core makes the other spin (at 8 connections
+    /// `/api/ask` served 121 requests/s with teams against 173 without).
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+/// Counts an `embed` call while it runs.
+struct Call<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> Call<'a> {
+    fn enter(calls: &'a std::sync::atomic::AtomicUsize) -> Call<'a> {
+        calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Call(calls)
+    }
+
+    /// Whether no other call is under way.
+    fn alone(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst) == 1
+    }
+}
+
+impl Drop for Call<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl E5Encoder {
@@ -244,6 +268,7 @@ impl E5Encoder {
             pool,
             solo,
             team: std::sync::Mutex::new(()),
+            calls: std::sync::atomic::AtomicUsize::new(0),
         })
     }
 
@@ -285,6 +310,7 @@ impl E5Encoder {
     /// [`Self::embed`] with the forward passes laid out as `layout` says (the vectors are
     /// the same; `coal bench encoder --layout` compares the speed).
     pub fn embed_with(&self, texts: &[&str], kind: TextKind, layout: PassLayout) -> Vec<Vec<f32>> {
+        let call = Call::enter(&self.calls);
         let h = self.cfg.hidden;
         let wmax = self.window_tokens();
         let contents: Vec<Vec<u32>> = self
@@ -323,10 +349,12 @@ impl E5Encoder {
             self.side_by_side(&chunks, pass)
         } else if let [only] = chunks.as_slice()
             && layout == PassLayout::SideBySide
+            && call.alone()
             && let (ids, segments) = inputs(only)
             && self.team_fits(ids.len())
+            && let Some(means) = self.forward_team(&ids, &segments)
         {
-            vec![self.forward_team(&ids, &segments)]
+            vec![means]
         } else {
             self.pool.install(|| chunks.iter().map(pass).collect())
         };

@@ -18,6 +18,9 @@ use super::kernels::{
 };
 use super::{E5Encoder, Linear};
 
+/// Spins of [`SpinBarrier::wait`] (each a few nanoseconds) before it yields its core.
+const SPINS_BEFORE_YIELDING: u32 = 20_000;
+
 /// A barrier that spins instead of sleeping: the workers wait for each other for
 /// microseconds, far less than a futex wake-up.
 struct SpinBarrier {
@@ -46,12 +49,20 @@ impl SpinBarrier {
             self.generation.fetch_add(1, Ordering::Release);
             return;
         }
+        let mut spins = 0u32;
         while self.generation.load(Ordering::Acquire) == generation {
             assert!(
                 !self.poisoned.load(Ordering::Relaxed),
                 "another encoder worker panicked"
             );
-            std::hint::spin_loop();
+            // A stage's wait is microseconds; past that the other worker has most likely
+            // lost its core, and spinning would keep it off this one.
+            if spins < SPINS_BEFORE_YIELDING {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
         }
     }
 }
@@ -275,10 +286,19 @@ impl E5Encoder {
             })
     }
 
-    /// [`Self::forward`] with the pool's workers as one team (see the module's text).
-    pub(super) fn forward_team(&self, ids: &[u32], segments: &[(usize, usize)]) -> Vec<f32> {
+    /// [`Self::forward`] with the pool's workers as one team (see the module's text);
+    /// `None` when another team pass is under way.
+    pub(super) fn forward_team(
+        &self,
+        ids: &[u32],
+        segments: &[(usize, usize)],
+    ) -> Option<Vec<f32>> {
         // A poisoned lock only means an earlier pass panicked; its state is gone with it.
-        let _one_team_at_a_time = self.team.lock().unwrap_or_else(|e| e.into_inner());
+        let _one_team_at_a_time = match self.team.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
         let workers = self.pool.current_num_threads();
         let barrier = SpinBarrier::new(workers);
         let shares: [Shares; 2] = std::array::from_fn(|_| {
@@ -298,7 +318,7 @@ impl E5Encoder {
             };
             self.team_pass(team, ids, segments)
         });
-        outs.swap_remove(0)
+        Some(outs.swap_remove(0))
     }
 
     fn team_pass(&self, mut team: Team<'_>, ids: &[u32], segments: &[(usize, usize)]) -> Vec<f32> {
