@@ -454,12 +454,6 @@ impl E5Encoder {
         outs
     }
 
-    /// [`Self::apply_each`] of one matrix.
-    fn apply(&self, l: &Linear, acts: &QuantizedActs, tokens: usize) -> Vec<f32> {
-        let [y] = self.apply_each([l], acts, tokens, |_| {});
-        y
-    }
-
     /// Scaled dot-product attention of every segment and head (segments never see each
     /// other); returns the heads' outputs side by side, `t_len × hidden`.
     fn attention(&self, q: &[f32], k: &[f32], v: &[f32], segments: &[(usize, usize)]) -> Vec<f32> {
@@ -484,9 +478,20 @@ impl E5Encoder {
         ctx
     }
 
-    /// Runs the encoder over concatenated segments; returns each segment's mean-pooled
-    /// (not yet normalized) hidden state.
+    /// Runs the encoder over concatenated segments, its stages as rayon tasks; returns
+    /// each segment's mean-pooled (not yet normalized) hidden state.
     fn forward(&self, ids: &[u32], segments: &[(usize, usize)]) -> Vec<f32> {
+        self.forward_with(&mut Tasks(self), ids, segments)
+    }
+
+    /// The forward pass, its stages run by `stages`: one sequence for every way of
+    /// running them, so they compute the same values.
+    fn forward_with<S: Stages>(
+        &self,
+        stages: &mut S,
+        ids: &[u32],
+        segments: &[(usize, usize)],
+    ) -> Vec<f32> {
         let Config {
             hidden: h,
             ffn: ff,
@@ -495,30 +500,20 @@ impl E5Encoder {
         } = self.cfg;
         let t_len = ids.len();
         let mut x = self.embed_tokens(ids, segments);
-        par_add_layernorm(&mut x, None, &self.emb_ln.0, &self.emb_ln.1, h, eps);
-
+        stages.add_layernorm(&mut x, None, &self.emb_ln, h, eps);
         for layer in &self.layers {
-            let acts = par_quantize(&x, h);
-            let [q, k, v] = self.apply_each([&layer.q, &layer.k, &layer.v], &acts, t_len, |_| {});
-            let ctx = self.attention(&q, &k, &v, segments);
-            let acts = par_quantize(&ctx, h);
-            let ao = self.apply(&layer.attn_out, &acts, t_len);
-            par_add_layernorm(
-                &mut x,
-                Some(&ao),
-                &layer.attn_ln.0,
-                &layer.attn_ln.1,
-                h,
-                eps,
-            );
-
-            let acts = par_quantize(&x, h);
-            let [mid] = self.apply_each([&layer.ffn_in], &acts, t_len, gelu_inplace);
-            let acts = par_quantize(&mid, ff);
-            let fo = self.apply(&layer.ffn_out, &acts, t_len);
-            par_add_layernorm(&mut x, Some(&fo), &layer.out_ln.0, &layer.out_ln.1, h, eps);
+            let acts = stages.quantize(&x, h);
+            let [q, k, v] = stages.apply([&layer.q, &layer.k, &layer.v], &acts, t_len, |_| {});
+            let ctx = stages.attention(&q, &k, &v, segments);
+            let acts = stages.quantize(&ctx, h);
+            let [ao] = stages.apply([&layer.attn_out], &acts, t_len, |_| {});
+            stages.add_layernorm(&mut x, Some(&ao), &layer.attn_ln, h, eps);
+            let acts = stages.quantize(&x, h);
+            let [mid] = stages.apply([&layer.ffn_in], &acts, t_len, gelu_inplace);
+            let acts = stages.quantize(&mid, ff);
+            let [fo] = stages.apply([&layer.ffn_out], &acts, t_len, |_| {});
+            stages.add_layernorm(&mut x, Some(&fo), &layer.out_ln, h, eps);
         }
-
         mean_pool(&x, segments, h)
     }
 
@@ -542,6 +537,78 @@ impl E5Encoder {
             }
         }
         x
+    }
+}
+
+/// How a forward pass runs its stages ([`E5Encoder::forward_with`]): as rayon tasks
+/// ([`Tasks`]) or as a team of workers ([`team`]).
+trait Stages {
+    /// [`quantize`] of `x`'s rows.
+    fn quantize(&mut self, x: &[f32], cols: usize) -> QuantizedActs;
+    /// `x·Wᵀ + b` of each of `linears` for every token, then `finish` over each output.
+    fn apply<const N: usize>(
+        &mut self,
+        linears: [&Linear; N],
+        acts: &QuantizedActs,
+        tokens: usize,
+        finish: fn(&mut [f32]),
+    ) -> [Vec<f32>; N];
+    /// Attention of every segment and head, the heads side by side.
+    fn attention(
+        &mut self,
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+        segments: &[(usize, usize)],
+    ) -> Vec<f32>;
+    /// `x = layernorm(x + y)` row by row.
+    fn add_layernorm(
+        &mut self,
+        x: &mut [f32],
+        y: Option<&[f32]>,
+        ln: &(Vec<f32>, Vec<f32>),
+        cols: usize,
+        eps: f32,
+    );
+}
+
+/// Stages as rayon tasks on the encoder's pool (the caller is inside `pool.install`).
+struct Tasks<'a>(&'a E5Encoder);
+
+impl Stages for Tasks<'_> {
+    fn quantize(&mut self, x: &[f32], cols: usize) -> QuantizedActs {
+        par_quantize(x, cols)
+    }
+
+    fn apply<const N: usize>(
+        &mut self,
+        linears: [&Linear; N],
+        acts: &QuantizedActs,
+        tokens: usize,
+        finish: fn(&mut [f32]),
+    ) -> [Vec<f32>; N] {
+        self.0.apply_each(linears, acts, tokens, finish)
+    }
+
+    fn attention(
+        &mut self,
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+        segments: &[(usize, usize)],
+    ) -> Vec<f32> {
+        self.0.attention(q, k, v, segments)
+    }
+
+    fn add_layernorm(
+        &mut self,
+        x: &mut [f32],
+        y: Option<&[f32]>,
+        ln: &(Vec<f32>, Vec<f32>),
+        cols: usize,
+        eps: f32,
+    ) {
+        par_add_layernorm(x, y, &ln.0, &ln.1, cols, eps);
     }
 }
 

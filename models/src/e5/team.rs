@@ -14,9 +14,9 @@ use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::kernels::{
-    PackedQ4, QuantizedActs, add_layernorm, attend_head, gelu_inplace, matmul_packed, quantize,
+    PackedQ4, QuantizedActs, add_layernorm, attend_head, matmul_packed, quantize,
 };
-use super::{E5Encoder, Linear};
+use super::{E5Encoder, Linear, Stages};
 
 /// Spins of [`SpinBarrier::wait`] (each a few nanoseconds) before it yields its core.
 const SPINS_BEFORE_YIELDING: u32 = 20_000;
@@ -113,6 +113,9 @@ struct Team<'a> {
     barrier: &'a SpinBarrier,
     shares: &'a [Shares; 2],
     stage: usize,
+    /// The model's width and attention heads.
+    hidden: usize,
+    heads: usize,
 }
 
 impl<'a> Team<'a> {
@@ -137,6 +140,24 @@ impl<'a> Team<'a> {
             .collect()
     }
 
+    /// Every worker's panels of each matrix.
+    fn share_ranges<const N: usize>(
+        &self,
+        packed: &[&PackedQ4; N],
+    ) -> Vec<Vec<std::ops::Range<usize>>> {
+        packed
+            .iter()
+            .map(|p| {
+                (0..self.workers)
+                    .map(|w| self.share_of(w, p.panels()))
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// The stages with this worker's share computed here and the others' copied in.
+impl Stages for Team<'_> {
     /// `x·Wᵀ + b` of each of `linears` for every token, this worker's panels of rows
     /// computed here, then `finish` over them.
     fn apply<const N: usize>(
@@ -197,11 +218,11 @@ impl<'a> Team<'a> {
         acts
     }
 
-    /// [`add_layernorm`] of `x + y` row by row, this worker's share of the rows here.
+    /// [`add_layernorm`] row by row, this worker's share of the rows here.
     fn add_layernorm(
         &mut self,
         x: &mut [f32],
-        y: &[f32],
+        y: Option<&[f32]>,
         ln: &(Vec<f32>, Vec<f32>),
         cols: usize,
         eps: f32,
@@ -210,27 +231,12 @@ impl<'a> Team<'a> {
         let mine = self.share(rows);
         let at = mine.start * cols..mine.end * cols;
         let mut part = x[at.clone()].to_vec();
-        add_layernorm(&mut part, Some(&y[at]), &ln.0, &ln.1, cols, eps);
+        add_layernorm(&mut part, y.map(|y| &y[at]), &ln.0, &ln.1, cols, eps);
         let ranges: Vec<_> = (0..self.workers).map(|w| self.share_of(w, rows)).collect();
         let all = self.exchange(Piece::Floats(vec![part]));
         for (piece, rows) in all.iter().zip(ranges) {
             x[rows.start * cols..rows.end * cols].copy_from_slice(&piece.floats()[0]);
         }
-    }
-
-    /// Every worker's panels of each matrix.
-    fn share_ranges<const N: usize>(
-        &self,
-        packed: &[&PackedQ4; N],
-    ) -> Vec<Vec<std::ops::Range<usize>>> {
-        packed
-            .iter()
-            .map(|p| {
-                (0..self.workers)
-                    .map(|w| self.share_of(w, p.panels()))
-                    .collect()
-            })
-            .collect()
     }
 
     /// Attention, this worker's heads of every segment computed here (as
@@ -241,9 +247,8 @@ impl<'a> Team<'a> {
         k: &[f32],
         v: &[f32],
         segments: &[(usize, usize)],
-        hidden: usize,
-        heads: usize,
     ) -> Vec<f32> {
+        let (hidden, heads) = (self.hidden, self.heads);
         let hd = hidden / heads;
         let mine = segments
             .iter()
@@ -309,43 +314,18 @@ impl E5Encoder {
         let mut outs = self.pool.broadcast(|ctx| {
             assert_eq!(ctx.num_threads(), workers);
             let _poison = PoisonOnPanic(&barrier);
-            let team = Team {
+            let mut team = Team {
                 worker: ctx.index(),
                 workers,
                 barrier: &barrier,
                 shares: &shares,
                 stage: 0,
+                hidden: self.cfg.hidden,
+                heads: self.cfg.heads,
             };
-            self.team_pass(team, ids, segments)
+            self.forward_with(&mut team, ids, segments)
         });
         Some(outs.swap_remove(0))
-    }
-
-    fn team_pass(&self, mut team: Team<'_>, ids: &[u32], segments: &[(usize, usize)]) -> Vec<f32> {
-        let super::format::Config {
-            hidden: h,
-            ffn: ff,
-            eps,
-            heads,
-            ..
-        } = self.cfg;
-        let t_len = ids.len();
-        let mut x = self.embed_tokens(ids, segments);
-        add_layernorm(&mut x, None, &self.emb_ln.0, &self.emb_ln.1, h, eps);
-        for layer in &self.layers {
-            let acts = team.quantize(&x, h);
-            let [q, k, v] = team.apply([&layer.q, &layer.k, &layer.v], &acts, t_len, |_| {});
-            let ctx = team.attention(&q, &k, &v, segments, h, heads);
-            let acts = team.quantize(&ctx, h);
-            let [ao] = team.apply([&layer.attn_out], &acts, t_len, |_| {});
-            team.add_layernorm(&mut x, &ao, &layer.attn_ln, h, eps);
-            let acts = team.quantize(&x, h);
-            let [mid] = team.apply([&layer.ffn_in], &acts, t_len, gelu_inplace);
-            let acts = team.quantize(&mid, ff);
-            let [fo] = team.apply([&layer.ffn_out], &acts, t_len, |_| {});
-            team.add_layernorm(&mut x, &fo, &layer.out_ln, h, eps);
-        }
-        super::mean_pool(&x, segments, h)
     }
 }
 
