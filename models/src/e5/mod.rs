@@ -171,6 +171,8 @@ pub struct E5Encoder {
     /// and a team's worker that loses its core makes the other spin (at 8 connections
     /// `/api/ask` served 121 requests/s with teams against 173 without).
     calls: std::sync::atomic::AtomicUsize,
+    /// Cores this process may use.
+    cores: usize,
 }
 
 /// Counts an `embed` call while it runs.
@@ -269,6 +271,7 @@ impl E5Encoder {
             solo,
             team: std::sync::Mutex::new(()),
             calls: std::sync::atomic::AtomicUsize::new(0),
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         })
     }
 

@@ -278,11 +278,12 @@ impl Stages for Team<'_> {
 }
 
 impl E5Encoder {
-    /// Whether [`Self::forward_team`] can run a pass of `tokens` tokens: several workers,
-    /// every matrix packed, and a text short enough that sharing out rows beats sharing
-    /// out tokens.
+    /// Whether [`Self::forward_team`] can run a pass of `tokens` tokens: several workers
+    /// and no more than the cores (past them every barrier waits for a worker to get a
+    /// core back), every matrix packed, and a text short enough that sharing out rows
+    /// beats sharing out tokens.
     pub(super) fn team_fits(&self, tokens: usize) -> bool {
-        self.pool.current_num_threads() > 1
+        (2..=self.cores).contains(&self.pool.current_num_threads())
             && tokens <= super::TEAM_TOKENS
             && self.layers.iter().all(|l| {
                 [&l.q, &l.k, &l.v, &l.attn_out, &l.ffn_in, &l.ffn_out]
@@ -312,8 +313,8 @@ impl E5Encoder {
                 .collect()
         });
         let mut outs = self.pool.broadcast(|ctx| {
-            assert_eq!(ctx.num_threads(), workers);
             let _poison = PoisonOnPanic(&barrier);
+            assert_eq!(ctx.num_threads(), workers);
             let mut team = Team {
                 worker: ctx.index(),
                 workers,
@@ -352,6 +353,47 @@ mod tests {
                 });
             }
         });
+    }
+
+    /// Three workers, so the tokens' rows split unevenly (4 tokens: 1, 1 and 2), on texts
+    /// of 4 to ~30 tokens in one and two segments: the same bits as one thread's pass.
+    #[test]
+    fn uneven_shares_give_the_same_bits_as_one_thread() {
+        let path = std::env::var_os("COAL_MODEL")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/../../shared/models/e5-small-q4.bin"
+                )
+                .into()
+            });
+        let load = |threads| {
+            E5Encoder::load(&path, &crate::EncoderOptions { threads }).expect("the model")
+        };
+        let (one, three) = (load(1), load(3));
+        if three.layers.iter().any(|l| l.q.packed.is_none()) {
+            return; // no packed kernel on this CPU: no team either
+        }
+        let text = one.tokenize(
+            "公司拖欠工资三个月，我可以解除劳动合同并要求经济补偿吗？",
+            super::super::TextKind::Query,
+        );
+        for n in [2, 5, 17, text.len()] {
+            let mut ids = vec![one.tokenizer.bos];
+            ids.extend_from_slice(&text[..n.min(text.len())]);
+            ids.push(one.tokenizer.eos);
+            let whole = [(0, ids.len())];
+            let want = one.pool.install(|| one.forward(&ids, &whole));
+            assert_eq!(three.forward_team(&ids, &whole), Some(want), "{n} tokens");
+            let halves = [(0, 3), (3, ids.len())];
+            let want = one.pool.install(|| one.forward(&ids, &halves));
+            assert_eq!(
+                three.forward_team(&ids, &halves),
+                Some(want),
+                "{n} tokens in two segments"
+            );
+        }
     }
 
     #[test]
