@@ -55,14 +55,24 @@ pub fn encoder(args: BenchEncoderArgs) -> anyhow::Result<()> {
             rows.push((layout, batch, quantile(&secs, 0.5)));
         }
     }
-    let questions = [
-        "用人单位解除劳动合同需要支付经济补偿吗？",
-        "交通事故责任如何认定",
-        "什么是无固定期限劳动合同",
-    ];
+    let mut questions = Vec::new();
+    for set in &args.questions {
+        let items = query_engine::eval::load_set(set)
+            .with_context(|| format!("cannot read the question set {}", set.display()))?;
+        questions.extend(items.into_iter().map(|i| i.question));
+    }
+    if args.questions.is_empty() {
+        questions = [
+            "用人单位解除劳动合同需要支付经济补偿吗？",
+            "交通事故责任如何认定",
+            "什么是无固定期限劳动合同",
+        ]
+        .map(String::from)
+        .to_vec();
+    }
     let mut lat = Vec::new();
     for _ in 0..args.repeat {
-        for q in questions {
+        for q in &questions {
             let t = Instant::now();
             enc.embed(&[q], TextKind::Query);
             lat.push(t.elapsed().as_secs_f64() * 1000.0);

@@ -775,6 +775,10 @@ pub struct BenchEncoderArgs {
     /// Rounds of the single-question latency measurement.
     #[arg(long, default_value_t = 20)]
     pub repeat: usize,
+    /// Question sets (JSONL) whose questions the single-question measurement embeds, each
+    /// once a round, instead of three fixed questions.
+    #[arg(long)]
+    pub questions: Vec<PathBuf>,
     /// Texts per `embed` call, one row each (comma-separated); the build embeds 256 at a time.
     #[arg(long, value_delimiter = ',', default_value = "64")]
     pub batch: Vec<usize>,

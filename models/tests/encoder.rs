@@ -179,7 +179,8 @@ fn a_text_alone_gives_the_same_bits_on_one_thread_and_two() {
 }
 
 /// Questions embedded from several threads at once (as `coal serve` does) all finish, each
-/// with the vector it has alone: team passes take turns.
+/// with the vector it has alone, whichever path a call takes: a team when it is alone, the
+/// rayon tasks when another call is under way or holds the team.
 #[test]
 fn questions_embedded_from_several_threads_at_once_all_finish() {
     let two = E5Encoder::load(&model_path(), &EncoderOptions { threads: 2 }).unwrap();

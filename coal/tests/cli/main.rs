@@ -5,6 +5,7 @@
 mod common;
 
 mod ask;
+mod bench;
 mod build;
 mod llm;
 mod search;

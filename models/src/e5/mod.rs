@@ -60,36 +60,6 @@ const TEAM_TOKENS: usize = 256;
 /// thread they were an eighth of the forward pass while the rest of it ran on all cores.
 const ROWS_PER_TASK: usize = 64;
 
-/// [`quantize`] of many rows, in parallel pieces.
-fn par_quantize(x: &[f32], cols: usize) -> QuantizedActs {
-    let parts = x
-        .par_chunks(ROWS_PER_TASK * cols)
-        .map(|rows| quantize(rows, cols))
-        .collect();
-    QuantizedActs::concat(parts, cols)
-}
-
-/// [`add_layernorm`] of many rows, in parallel pieces.
-fn par_add_layernorm(
-    x: &mut [f32],
-    y: Option<&[f32]>,
-    w: &[f32],
-    b: &[f32],
-    cols: usize,
-    eps: f32,
-) {
-    let n = ROWS_PER_TASK * cols;
-    match y {
-        Some(y) => x
-            .par_chunks_mut(n)
-            .zip(y.par_chunks(n))
-            .for_each(|(xs, ys)| add_layernorm(xs, Some(ys), w, b, cols, eps)),
-        None => x
-            .par_chunks_mut(n)
-            .for_each(|xs| add_layernorm(xs, None, w, b, cols, eps)),
-    }
-}
-
 /// A 4-bit weight matrix (its byte offset in the file) with its bias, and the same
 /// weights repacked for the VNNI kernel when the CPU has one.
 struct Linear {
@@ -171,8 +141,9 @@ pub struct E5Encoder {
     /// and a team's worker that loses its core makes the other spin (at 8 connections
     /// `/api/ask` served 121 requests/s with teams against 173 without).
     calls: std::sync::atomic::AtomicUsize,
-    /// Cores this process may use.
-    cores: usize,
+    /// Whether a team can run at all: 2 workers or more but no more than the cores (past
+    /// them every barrier waits for a worker to get a core back), every matrix packed.
+    team_ready: bool,
 }
 
 /// Counts an `embed` call while it runs.
@@ -258,6 +229,14 @@ impl E5Encoder {
             .map(|_| rayon::ThreadPoolBuilder::new().num_threads(1).build())
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| e.to_string())?;
+        let workers = pool.current_num_threads();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let team_ready = (2..=cores).contains(&workers)
+            && layers.iter().all(|l| {
+                [&l.q, &l.k, &l.v, &l.attn_out, &l.ffn_in, &l.ffn_out]
+                    .iter()
+                    .all(|m| m.packed.is_some())
+            });
         Ok(E5Encoder {
             cfg,
             data: file.data,
@@ -271,7 +250,7 @@ impl E5Encoder {
             solo,
             team: std::sync::Mutex::new(()),
             calls: std::sync::atomic::AtomicUsize::new(0),
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            team_ready,
         })
     }
 
@@ -353,8 +332,9 @@ impl E5Encoder {
         } else if let [only] = chunks.as_slice()
             && layout == PassLayout::SideBySide
             && call.alone()
+            && self.team_ready
             && let (ids, segments) = inputs(only)
-            && self.team_fits(ids.len())
+            && ids.len() <= TEAM_TOKENS
             && let Some(means) = self.forward_team(&ids, &segments)
         {
             vec![means]
@@ -417,68 +397,6 @@ impl E5Encoder {
             }
         });
         out
-    }
-
-    /// `x·Wᵀ + b` for every token and each of `linears` (all reading the same
-    /// activations), token-parallel in one pass: each worker takes a run of tokens through
-    /// every matrix, then `finish` over its piece of each output. With q, k and v in one
-    /// pass and GELU inside the FFN's first, a layer of a short text wakes the workers five
-    /// times instead of eight (2,029 dev questions embedded one at a time: p50 6.7–7.3 ms
-    /// against 6.8–7.2, within this machine's noise); a token's sums do not depend on which
-    /// run it is in, so the vectors are the same to the bit (checked on those questions).
-    fn apply_each<const N: usize>(
-        &self,
-        linears: [&Linear; N],
-        acts: &QuantizedActs,
-        tokens: usize,
-        finish: fn(&mut [f32]),
-    ) -> [Vec<f32>; N] {
-        let per = tokens.div_ceil(rayon::current_num_threads()).max(1);
-        let mut outs: [Vec<f32>; N] = linears.map(|l| vec![0f32; tokens * l.rows]);
-        // Every run's piece of each output, in `linears` order.
-        let mut runs: Vec<Vec<&mut [f32]>> =
-            (0..tokens.div_ceil(per)).map(|_| Vec::new()).collect();
-        for (out, l) in outs.iter_mut().zip(&linears) {
-            for (run, ys) in runs.iter_mut().zip(out.chunks_mut(per * l.rows)) {
-                run.push(ys);
-            }
-        }
-        runs.into_par_iter().enumerate().for_each(|(i, ys)| {
-            let start = i * per;
-            for (l, ys) in linears.iter().zip(ys) {
-                let tokens = start..start + ys.len() / l.rows;
-                match &l.packed {
-                    Some(p) => matmul_packed(p, &l.bias, acts, tokens, 0..p.panels(), ys),
-                    None => matmul(self.q4(l.offset, l.rows, l.cols), &l.bias, acts, tokens, ys),
-                }
-                finish(ys);
-            }
-        });
-        outs
-    }
-
-    /// Scaled dot-product attention of every segment and head (segments never see each
-    /// other); returns the heads' outputs side by side, `t_len × hidden`.
-    fn attention(&self, q: &[f32], k: &[f32], v: &[f32], segments: &[(usize, usize)]) -> Vec<f32> {
-        let h = self.cfg.hidden;
-        let heads = self.cfg.heads;
-        let hd = h / heads;
-        let tasks: Vec<(usize, usize, usize)> = segments
-            .iter()
-            .flat_map(|&(a, b)| (0..heads).map(move |head| (a, b, head)))
-            .collect();
-        let outs: Vec<Vec<f32>> = tasks
-            .par_iter()
-            .map(|&(a, b, head)| attend_head(q, k, v, h, a * h + head * hd, b - a))
-            .collect();
-        let mut ctx = vec![0f32; q.len()];
-        for (&(a, _, head), o) in tasks.iter().zip(&outs) {
-            for (i, row) in o.chunks_exact(hd).enumerate() {
-                let at = (a + i) * h + head * hd;
-                ctx[at..at + hd].copy_from_slice(row);
-            }
-        }
-        ctx
     }
 
     /// Runs the encoder over concatenated segments, its stages as rayon tasks; returns
@@ -579,10 +497,22 @@ trait Stages {
 struct Tasks<'a>(&'a E5Encoder);
 
 impl Stages for Tasks<'_> {
+    /// In pieces of [`ROWS_PER_TASK`] rows.
     fn quantize(&mut self, x: &[f32], cols: usize) -> QuantizedActs {
-        par_quantize(x, cols)
+        let parts = x
+            .par_chunks(ROWS_PER_TASK * cols)
+            .map(|rows| quantize(rows, cols))
+            .collect();
+        QuantizedActs::concat(parts, cols)
     }
 
+    /// Token-parallel in one pass: each worker takes a run of tokens through every
+    /// matrix, then `finish` over its piece of each output. With q, k and v in one pass
+    /// and GELU inside the FFN's first, a layer of a short text wakes the workers five
+    /// times instead of eight (2,029 dev questions embedded one at a time, read with a
+    /// timing loop of the day: p50 6.7–7.3 ms against 6.8–7.2, within this machine's
+    /// noise); a token's sums do not depend on which run it is in, so the vectors are the
+    /// same to the bit.
     fn apply<const N: usize>(
         &mut self,
         linears: [&Linear; N],
@@ -590,9 +520,32 @@ impl Stages for Tasks<'_> {
         tokens: usize,
         finish: fn(&mut [f32]),
     ) -> [Vec<f32>; N] {
-        self.0.apply_each(linears, acts, tokens, finish)
+        let per = tokens.div_ceil(rayon::current_num_threads()).max(1);
+        let mut outs: [Vec<f32>; N] = linears.map(|l| vec![0f32; tokens * l.rows]);
+        // Every run's piece of each output, in `linears` order.
+        let mut runs: Vec<Vec<&mut [f32]>> =
+            (0..tokens.div_ceil(per)).map(|_| Vec::new()).collect();
+        for (out, l) in outs.iter_mut().zip(&linears) {
+            for (run, ys) in runs.iter_mut().zip(out.chunks_mut(per * l.rows)) {
+                run.push(ys);
+            }
+        }
+        let enc = self.0;
+        runs.into_par_iter().enumerate().for_each(|(i, ys)| {
+            let start = i * per;
+            for (l, ys) in linears.iter().zip(ys) {
+                let tokens = start..start + ys.len() / l.rows;
+                match &l.packed {
+                    Some(p) => matmul_packed(p, &l.bias, acts, tokens, 0..p.panels(), ys),
+                    None => matmul(enc.q4(l.offset, l.rows, l.cols), &l.bias, acts, tokens, ys),
+                }
+                finish(ys);
+            }
+        });
+        outs
     }
 
+    /// One task per segment and head (segments never see each other).
     fn attention(
         &mut self,
         q: &[f32],
@@ -600,9 +553,23 @@ impl Stages for Tasks<'_> {
         v: &[f32],
         segments: &[(usize, usize)],
     ) -> Vec<f32> {
-        self.0.attention(q, k, v, segments)
+        let (h, heads) = (self.0.cfg.hidden, self.0.cfg.heads);
+        let tasks: Vec<(usize, usize, usize)> = segments
+            .iter()
+            .flat_map(|&(a, b)| (0..heads).map(move |head| (a, b, head)))
+            .collect();
+        let outs: Vec<Vec<f32>> = tasks
+            .par_iter()
+            .map(|&(a, b, head)| attend_head(q, k, v, h, a * h + head * (h / heads), b - a))
+            .collect();
+        let mut ctx = vec![0f32; q.len()];
+        for (&(a, _, head), o) in tasks.iter().zip(&outs) {
+            put_head(&mut ctx, h, heads, a, head, o);
+        }
+        ctx
     }
 
+    /// In pieces of [`ROWS_PER_TASK`] rows.
     fn add_layernorm(
         &mut self,
         x: &mut [f32],
@@ -611,7 +578,26 @@ impl Stages for Tasks<'_> {
         cols: usize,
         eps: f32,
     ) {
-        par_add_layernorm(x, y, &ln.0, &ln.1, cols, eps);
+        let (w, b, n) = (&ln.0, &ln.1, ROWS_PER_TASK * cols);
+        match y {
+            Some(y) => x
+                .par_chunks_mut(n)
+                .zip(y.par_chunks(n))
+                .for_each(|(xs, ys)| add_layernorm(xs, Some(ys), w, b, cols, eps)),
+            None => x
+                .par_chunks_mut(n)
+                .for_each(|xs| add_layernorm(xs, None, w, b, cols, eps)),
+        }
+    }
+}
+
+/// Writes one head's output for a segment starting at token `a` (`len × hidden/heads`)
+/// into its columns of `ctx` (`tokens × hidden`, the heads side by side).
+fn put_head(ctx: &mut [f32], hidden: usize, heads: usize, a: usize, head: usize, o: &[f32]) {
+    let hd = hidden / heads;
+    for (i, row) in o.chunks_exact(hd).enumerate() {
+        let at = (a + i) * hidden + head * hd;
+        ctx[at..at + hd].copy_from_slice(row);
     }
 }
 

@@ -261,15 +261,12 @@ impl Stages for Team<'_> {
         let ranges: Vec<_> = (0..workers).map(|w| self.share_of(w, heads)).collect();
         let all = self.exchange(Piece::Floats(mine));
         let mut ctx = vec![0f32; q.len()];
-        for (pieces, heads) in all.iter().zip(&ranges) {
+        for (pieces, shared) in all.iter().zip(&ranges) {
             let mut piece = pieces.floats().iter();
             for &(a, _) in segments {
-                for head in heads.clone() {
+                for head in shared.clone() {
                     let o = piece.next().expect("one piece per segment and head");
-                    for (i, row) in o.chunks_exact(hd).enumerate() {
-                        let at = (a + i) * hidden + head * hd;
-                        ctx[at..at + hd].copy_from_slice(row);
-                    }
+                    super::put_head(&mut ctx, hidden, heads, a, head, o);
                 }
             }
         }
@@ -278,20 +275,6 @@ impl Stages for Team<'_> {
 }
 
 impl E5Encoder {
-    /// Whether [`Self::forward_team`] can run a pass of `tokens` tokens: several workers
-    /// and no more than the cores (past them every barrier waits for a worker to get a
-    /// core back), every matrix packed, and a text short enough that sharing out rows
-    /// beats sharing out tokens.
-    pub(super) fn team_fits(&self, tokens: usize) -> bool {
-        (2..=self.cores).contains(&self.pool.current_num_threads())
-            && tokens <= super::TEAM_TOKENS
-            && self.layers.iter().all(|l| {
-                [&l.q, &l.k, &l.v, &l.attn_out, &l.ffn_in, &l.ffn_out]
-                    .iter()
-                    .all(|m| m.packed.is_some())
-            })
-    }
-
     /// [`Self::forward`] with the pool's workers as one team (see the module's text);
     /// `None` when another team pass is under way.
     pub(super) fn forward_team(
